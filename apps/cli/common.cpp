@@ -1,0 +1,53 @@
+#include "common.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "embedscope/core/progress.h"
+#include "embedscope/train/default_model.h"
+
+namespace embedscope::cli {
+
+void print_json(const json& j, bool pretty) {
+  std::cout << j.dump(pretty ? 2 : -1, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+Model load_model_ref(const std::string& ref, const ModelOptions& options) {
+  if (!ref.empty()) return load_model(ref, options);
+  bool tty = ::isatty(2);
+  std::string path = ensure_default_model([tty](const ProgressInfo& p) {
+    if (tty) std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
+    else std::fprintf(stderr, "%s\n", format_progress(p).c_str());
+  });
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  Model m = load_model(path, options);
+  m.ref = "default";
+  return m;
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "<0x%02X>", c);
+      out += b;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace embedscope::cli

@@ -1,0 +1,25 @@
+// Helpers shared by the subcommands: JSON printing, model loading from --model / FILE,
+// thread-count flags, word parsing.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "embedscope/formats/model.h"
+
+namespace embedscope::cli {
+
+using json = nlohmann::json;
+
+// Prints JSON to stdout; invalid UTF-8 in strings is replaced (U+FFFD), never thrown.
+void print_json(const json& j, bool pretty = true);
+// JSON number that is null when not finite (JSON has no NaN).
+json finite_or_null(double v);
+// "", or the value of $EMBEDSCOPE_DEFAULT_MODEL...: the ref used when --model is absent.
+// Loads `ref` (or the embedded default model when ref is empty).
+Model load_model_ref(const std::string& ref, const ModelOptions& options = {});
+double now_ms();
+// Escapes a token for one-line display (no control bytes, no newlines).
+std::string printable(const std::string& s);
+
+}  // namespace embedscope::cli

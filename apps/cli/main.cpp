@@ -1,0 +1,88 @@
+// embedscope: the command-line front end. Every subcommand is a thin file cmd_*.cpp.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "command.h"
+#include "embedscope/core/error.h"
+#include "embedscope/core/log.h"
+
+namespace embedscope::cli {
+
+std::vector<CommandSpec>& registry() {
+  static std::vector<CommandSpec> r;
+  return r;
+}
+
+namespace {
+int exit_code_for(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kInvalidArgument: return kExitUsage;
+    case ErrorCode::kNotFound: return kExitNotFound;
+    case ErrorCode::kOutOfRange: return kExitOutOfRange;
+    case ErrorCode::kCorrupt: return kExitCorrupt;
+    case ErrorCode::kUnsupported: return kExitUnsupported;
+    case ErrorCode::kIo: return kExitIo;
+  }
+  return kExitInternal;
+}
+
+const char* hint_for(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kNotFound: return "check the path, or run `embedscope info --help` for accepted model references";
+    case ErrorCode::kCorrupt: return "the file is damaged or not in the format it appears to be; `embedscope info FILE` shows what was detected";
+    case ErrorCode::kUnsupported: return "see docs/formats.md for what each reader supports";
+    default: return nullptr;
+  }
+}
+}  // namespace
+
+int main_impl(int argc, char** argv) {
+  set_log_sink([](LogLevel level, const std::string& m) {
+    if (level == LogLevel::kWarning) std::fprintf(stderr, "warning: %s\n", m.c_str());
+  });
+  CLI::App app{
+      "embedscope: load, tokenize, train and probe token embedding matrices.\n\n"
+      "Example:\n  embedscope explore computer            # neighbours of 'computer', labelled\n"
+      "  embedscope neighbors vectors.bin king -k 5 --json\n\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad arguments, 3 not found, 4 corrupt file,\n"
+      "5 unsupported feature, 6 I/O error, 7 id out of range.",
+      "embedscope"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "embedscope 0.1.0");
+  auto& reg = registry();
+  std::stable_sort(reg.begin(), reg.end(),
+                   [](const CommandSpec& a, const CommandSpec& b) { return a.order < b.order; });
+  std::vector<std::pair<CLI::App*, Runner>> runners;
+  for (auto& spec : reg) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.help);
+    runners.emplace_back(sub, spec.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+  try {
+    for (auto& [sub, run] : runners)
+      if (sub->parsed()) return run();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    if (const char* h = hint_for(e.code())) std::fprintf(stderr, "hint: %s\n", h);
+    return exit_code_for(e.code());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal: %s\n", e.what());
+    return kExitInternal;
+  }
+  return kExitUsage;
+}
+
+}  // namespace embedscope::cli
+
+int main(int argc, char** argv) { return embedscope::cli::main_impl(argc, argv); }

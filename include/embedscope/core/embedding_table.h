@@ -1,0 +1,83 @@
+// EmbeddingTable: an (n_rows x dim) row-major matrix of F32, F16 or BF16 values.
+//
+// Invariants:
+//  - data() is aligned to dtype_size(dtype()) so kernels may do typed loads; readers copy into
+//    owned memory when a file's layout would put rows at an unaligned address (zero_copy() is
+//    then false).
+//  - The table is immutable after construction and cheap to copy (storage is shared).
+//  - It keeps its backing storage alive: a read-only mmap of the file (zero copy) or an owned
+//    buffer.
+//  - norms() are computed once, on first use, thread-safely.
+//
+// Thread-safety: all const methods may be called concurrently.
+//
+//   EmbeddingTable t = EmbeddingTable::from_f32(3, 2, {1,0, 0,1, 1,1});
+//   float v[2]; t.row_f32(2, v);            // {1, 1}
+//   float n = t.norms()[2];                 // sqrt(2)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "embedscope/core/dtype.h"
+
+namespace embedscope {
+
+using TokenId = int32_t;
+
+class EmbeddingTable {
+ public:
+  EmbeddingTable();  // an empty 0 x 0 F32 table
+
+  // Owned float32 table; data.size() must equal n_rows * dim (ES_CHECK: caller's invariant).
+  static EmbeddingTable from_f32(size_t n_rows, size_t dim, std::vector<float> data);
+  // Owned table of 16-bit elements (F16 or BF16 bit patterns).
+  static EmbeddingTable from_u16(size_t n_rows, size_t dim, DType dtype, std::vector<uint16_t> data);
+  // A view of `data` kept alive by `owner` (for example a MappedFile). `data` must be aligned
+  // to dtype_size(dtype) and hold n_rows * dim elements (ES_CHECK).
+  static EmbeddingTable view(std::shared_ptr<const void> owner, const std::byte* data,
+                             size_t n_rows, size_t dim, DType dtype, bool zero_copy);
+  // Copies `bytes` (possibly unaligned) into owned, aligned memory.
+  static EmbeddingTable copy_of(const std::byte* bytes, size_t n_rows, size_t dim, DType dtype);
+
+  size_t n_rows() const { return n_rows_; }
+  size_t dim() const { return dim_; }
+  DType dtype() const { return dtype_; }
+  bool zero_copy() const { return zero_copy_; }
+  size_t row_bytes() const { return dim_ * dtype_size(dtype_); }
+  size_t byte_size() const { return n_rows_ * row_bytes(); }
+  const std::byte* data() const { return data_; }
+  const std::byte* row_data(size_t i) const { return data_ + i * row_bytes(); }
+
+  // Typed access; ES_CHECK that the dtype matches.
+  const float* f32() const;
+  const uint16_t* u16() const;
+
+  // Row i converted to float32 into out[0..dim). i < n_rows (ES_CHECK).
+  void row_f32(size_t i, float* out) const;
+  std::vector<float> row(size_t i) const;
+
+  // L2 norms of all rows (float32 accumulation in double), computed once.
+  const std::vector<float>& norms() const;
+
+  // Number of NaN / Inf elements (scanned once, on demand, together with norms).
+  uint64_t n_nonfinite() const;
+
+  // An F32 copy of the whole table (owned).
+  EmbeddingTable to_f32() const;
+
+ private:
+  struct Cache;
+  std::shared_ptr<const void> owner_;
+  const std::byte* data_ = nullptr;
+  size_t n_rows_ = 0;
+  size_t dim_ = 0;
+  DType dtype_ = DType::kF32;
+  bool zero_copy_ = false;
+  std::shared_ptr<Cache> cache_;
+};
+
+}  // namespace embedscope

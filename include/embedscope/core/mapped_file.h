@@ -1,0 +1,42 @@
+// MappedFile: a read-only, private memory map of a whole file.
+//
+// The size is taken from fstat() at open time and never re-read. If another process truncates
+// the file while it is mapped, touching the lost pages raises SIGBUS: that is the documented
+// cost of zero-copy loading (reliability.md W17). Writers in this project never truncate in
+// place (they write a temp file and rename), so our own outputs cannot cause it.
+//
+// Empty files map to a null pointer with size 0.
+//
+//   auto f = MappedFile::open("model.safetensors");   // throws Error(kIo / kNotFound)
+//   std::span<const std::byte> bytes = f->bytes();
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace embedscope {
+
+class MappedFile {
+ public:
+  // Throws Error(kNotFound) when the file does not exist, Error(kIo) for other failures
+  // (including a directory).
+  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace embedscope

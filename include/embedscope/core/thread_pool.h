@@ -1,0 +1,52 @@
+// The shared thread pool and parallel_for.
+//
+// A ThreadPool owns n-1 worker threads; the calling thread is the n-th worker. parallel_for
+// splits [0, n_items) into contiguous chunks, one per thread, so results that are merged by
+// thread index are deterministic. An exception thrown by any worker is captured and rethrown
+// in the caller after all workers finished. No global state: callers own their pool (the CLI
+// makes one per process from --threads).
+//
+//   ThreadPool pool(2);
+//   pool.parallel_for(n_rows, [&](size_t begin, size_t end, size_t thread) { ... });
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace embedscope {
+
+class ThreadPool {
+ public:
+  // n_threads == 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(size_t n_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t size() const { return n_threads_; }
+
+  using RangeFn = std::function<void(size_t begin, size_t end, size_t thread)>;
+  // Calls fn on up to size() disjoint contiguous ranges covering [0, n_items); thread ids are
+  // 0..size()-1. Not reentrant: do not call parallel_for from inside fn.
+  void parallel_for(size_t n_items, const RangeFn& fn);
+  // Runs fn(thread) once on each of the size() threads.
+  void run_on_all(const std::function<void(size_t thread)>& fn);
+
+ private:
+  void worker_loop(size_t id);
+  size_t n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  size_t generation_ = 0, pending_ = 0;
+  bool stop_ = false;
+  std::vector<std::exception_ptr> errors_;
+};
+
+}  // namespace embedscope

@@ -1,0 +1,51 @@
+// Model references: a file, a Hugging Face model folder, or a hub id in the Hugging Face cache,
+// resolved to the one embedding matrix a user asks for (input embedding by default).
+//
+// Resolution order for `ref`:
+//   1. an existing file: any format of embeddings_file.h, a PyTorch zip checkpoint or a GGUF;
+//   2. an existing folder: a Hugging Face model folder (config.json, model.safetensors or its
+//      sharded index, or pytorch_model.bin), or an embedscope model folder;
+//   3. a hub id ("gpt2", "org/name") looked up in $HF_HUB_CACHE, else $HF_HOME/hub, else
+//      ~/.cache/huggingface/hub (models--ORG--NAME/snapshots/<rev>, refs/main preferred).
+//      Never touches the network: when absent, Error(kNotFound) says where it looked and which
+//      files to download.
+//
+//   Model m = load_model("gpt2");
+//   m.emb.table.n_rows();   // 50257
+//   m.tensor;               // "transformer.wte.weight"
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "embedscope/formats/embeddings_file.h"
+
+namespace embedscope {
+
+enum class MatrixKind { kInput, kOutput };
+
+struct ModelOptions {
+  MatrixKind matrix = MatrixKind::kInput;
+  std::string tensor;         // explicit tensor name (overrides discovery)
+  bool strict_utf8 = false;
+};
+
+struct Model {
+  LoadedEmbeddings emb;          // the chosen matrix; emb.vocab filled when known
+  std::string ref;               // what the user passed
+  std::string path;              // the file the matrix came from
+  std::string dir;               // the model folder ("" for a bare file)
+  std::string model_type;        // config.json model_type / GGUF general.architecture, or ""
+  std::string tensor;            // chosen tensor name
+  std::string tensor_reason;     // why that tensor ("config model_type gpt2 -> ...")
+  std::optional<bool> tied;      // input and output embeddings shared, when knowable
+  std::vector<std::string> tokenizer_files;  // tokenizer files found beside the weights
+  size_t n_search_rows = 0;      // rows eligible for search (padded rows beyond the
+                                 // tokenizer are excluded); == table rows when no tokenizer
+  std::string init_hint;         // init distribution for a random baseline ("normal:0.02")
+};
+
+Model load_model(const std::string& ref, const ModelOptions& options = {});
+
+}  // namespace embedscope

