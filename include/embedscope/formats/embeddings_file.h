@@ -62,7 +62,16 @@ struct SaveOptions {
   FileFormat format = FileFormat::kUnknown;  // kUnknown: from the extension (.safetensors,
                                              // .npy, .bin -> word2vec-bin, else word2vec text)
   std::string tensor = "embeddings";         // safetensors tensor name
+  std::map<std::string, std::string> metadata;  // safetensors __metadata__ extras
 };
+
+// embedscope's safetensors layout for a table with a vocabulary (docs/formats.md):
+//   tensor <options.tensor>             the (n_rows x dim) matrix, F32/F16/BF16
+//   tensor "embedscope.vocab.bytes"     U8  [total bytes]  token bytes concatenated
+//   tensor "embedscope.vocab.offsets"   I64 [n_rows + 1]   token i = bytes[off[i], off[i+1])
+//   tensor "embedscope.vocab.counts"    I64 [n_rows]       optional per-row counts
+//   __metadata__ "embedscope.version" = "1" plus SaveOptions::metadata
+// Token bytes are stored exactly (they need not be UTF-8, which JSON metadata would require).
 
 // Writes atomically (temp file + fsync + rename). word2vec formats need a vocabulary of
 // n_rows entries (Error(kInvalidArgument) otherwise); npy drops the vocabulary; safetensors
