@@ -1,0 +1,121 @@
+// Searcher: exact and fast top-k nearest-neighbour search over an EmbeddingTable.
+//
+// A Searcher wraps one table and answers top-k queries by cosine (default), dot product or L2
+// (score -|q - r|, so every metric sorts descending). Scoring runs the Highway kernels of
+// src/simd fused with a per-thread top-k heap over blocks of rows; the per-thread heaps are
+// merged with ties broken by smaller id, so results never depend on the thread count.
+//
+// Modes (SearchMode):
+//   kExact  float32 arithmetic over the stored dtype (F32, F16 or BF16 widened on the fly).
+//   kFast   int8 scan of every row (a copy with one scale per row, built on first use), then
+//           exact float32 re-ranking of the best max(k * rerank_factor, kMinFastCandidates)
+//           candidates. Returned scores are always exact; only membership can differ from
+//           kExact, and tests/search check it does not on trained embeddings.
+// Batches (search_batch) go through OpenBLAS sgemm over blocks of rows, keeping the top k per
+// query. Options: mean-centering (an anisotropy correction: rows and queries have the mean row
+// subtracted) and CSLS re-ranking (2 cos(q, y) - r(q) - r(y), r = mean cosine to the csls_k
+// nearest rows; applied to the best cosine candidates).
+//
+// Queries live in "search space": when centering, subtract mean() from raw vectors first
+// (to_search_space does it); row() returns rows already in search space.
+//
+// Thread-safety: a Searcher owns its thread pool, so one Searcher serves one query at a time;
+// make one per thread to query concurrently. The table is shared, never copied (unless
+// centering, which owns a float32 centered copy).
+//
+//   Searcher s(table, {.n_threads = 2});
+//   std::vector<Neighbor> nn = s.search(s.row(42), {.k = 10, .exclude = {42}});
+//   auto batch = s.search_batch(queries, n_queries, {.k = 10});   // sgemm
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "embedscope/core/embedding_table.h"
+#include "embedscope/search/knn.h"
+
+namespace embedscope {
+
+class ThreadPool;
+
+enum class SearchMode { kExact, kFast };
+
+std::string_view search_mode_name(SearchMode m);  // "exact", "fast"
+std::string_view metric_name(Metric m);           // "cosine", "dot", "l2"
+// Parse flag values; Error(kInvalidArgument) listing the accepted names.
+SearchMode parse_search_mode(std::string_view s);
+Metric parse_metric(std::string_view s);
+
+struct SearcherOptions {
+  size_t n_threads = 1;  // 0 = hardware concurrency
+  bool center = false;   // subtract the mean row from rows and queries
+};
+
+struct SearchOptions {
+  size_t k = 10;
+  Metric metric = Metric::kCosine;
+  SearchMode mode = SearchMode::kExact;
+  std::vector<TokenId> exclude;                 // ids never returned
+  const std::vector<uint8_t>* allow = nullptr;  // if set: row i eligible iff (*allow)[i] != 0
+  size_t n_rows_limit = 0;                      // if > 0: only rows [0, n_rows_limit)
+  size_t rerank_factor = 10;                    // kFast: candidates = k * rerank_factor ...
+  size_t csls_k = 0;                            // > 0: CSLS re-ranking (cosine only)
+};
+
+// kFast re-ranks at least this many candidates whatever k is.
+inline constexpr size_t kMinFastCandidates = 100;
+
+class Searcher {
+ public:
+  // n_threads threads (the caller is one of them). Throws Error(kInvalidArgument) for an
+  // empty table.
+  explicit Searcher(EmbeddingTable table, const SearcherOptions& options = {});
+  ~Searcher();
+  Searcher(Searcher&&) noexcept;
+  Searcher& operator=(Searcher&&) noexcept;
+
+  // The table searched (the centered float32 copy when centering).
+  const EmbeddingTable& table() const;
+  size_t n_rows() const;
+  size_t dim() const;
+  size_t n_threads() const;
+  bool centered() const;
+  // Mean row of the original table (all zeros unless centering).
+  const std::vector<float>& mean() const;
+
+  // Row `id` in search space. Error(kOutOfRange) when id is not a row.
+  std::vector<float> row(TokenId id) const;
+  // Subtracts mean() when centering; Error(kInvalidArgument) when v.size() != dim().
+  std::vector<float> to_search_space(std::span<const float> v) const;
+
+  // Top-k for one query (dim floats, search space). Returns min(k, eligible rows) neighbours,
+  // sorted by score descending, ties by smaller id; rows whose score is not finite (zero-norm
+  // rows under cosine, NaN rows) are never returned. Error(kInvalidArgument) for k == 0, a
+  // wrong query size, CSLS with a metric other than cosine.
+  std::vector<Neighbor> search(std::span<const float> query, const SearchOptions& options) const;
+
+  // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows;
+  // kFast answers each query with search(). exclude_per_query, when given, has n_queries
+  // entries added to options.exclude for that query.
+  std::vector<std::vector<Neighbor>> search_batch(
+      std::span<const float> queries, size_t n_queries, const SearchOptions& options,
+      const std::vector<std::vector<TokenId>>* exclude_per_query = nullptr) const;
+
+  // Exact score of one row for a query under a metric (same arithmetic as search()).
+  float score(std::span<const float> query, TokenId id, Metric metric) const;
+
+  // Scores of every row for one query (n_rows() floats; NaN where the metric is undefined,
+  // e.g. a zero-norm row under cosine). Used by 3CosMul and rank, which need all scores.
+  std::vector<float> score_all(std::span<const float> query, Metric metric) const;
+
+  // Builds the int8 copy now (otherwise the first kFast query does). Idempotent.
+  void prepare_fast() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace embedscope

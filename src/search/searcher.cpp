@@ -1,0 +1,396 @@
+#include "embedscope/search/searcher.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <string>
+
+#include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
+#include "search/top_k.h"
+#include "simd/dot_kernels.h"
+
+namespace embedscope {
+
+std::string_view search_mode_name(SearchMode m) {
+  return m == SearchMode::kExact ? "exact" : "fast";
+}
+
+std::string_view metric_name(Metric m) {
+  switch (m) {
+    case Metric::kCosine: return "cosine";
+    case Metric::kDot: return "dot";
+    case Metric::kL2: return "l2";
+  }
+  return "?";
+}
+
+SearchMode parse_search_mode(std::string_view s) {
+  if (s == "exact") return SearchMode::kExact;
+  if (s == "fast") return SearchMode::kFast;
+  throw Error(ErrorCode::kInvalidArgument,
+              "unknown search mode '" + std::string(s) + "' (expected exact or fast)");
+}
+
+Metric parse_metric(std::string_view s) {
+  if (s == "cosine" || s == "cos") return Metric::kCosine;
+  if (s == "dot" || s == "ip") return Metric::kDot;
+  if (s == "l2" || s == "euclidean") return Metric::kL2;
+  throw Error(ErrorCode::kInvalidArgument,
+              "unknown metric '" + std::string(s) + "' (expected cosine, dot or l2)");
+}
+
+namespace {
+
+// Rows per block: the scores of one block stay in L1 while the heap consumes them.
+constexpr size_t kBlockRows = 256;
+// Rows per sgemm block in search_batch.
+constexpr size_t kGemmRows = 1024;
+
+// Turns a raw dot product into the metric's score (larger is nearer); NaN means "skip".
+struct Scorer {
+  Metric metric;
+  float inv_qn;   // cosine: 1 / |q|
+  float q_sq;     // L2: |q|^2
+  const float* inv_norm;
+  const float* sq_norm;
+  float operator()(float dot, size_t i) const {
+    switch (metric) {
+      case Metric::kCosine:
+        if (inv_norm[i] == 0.0f) return NAN;
+        return dot * inv_qn * inv_norm[i];
+      case Metric::kDot: return dot;
+      case Metric::kL2: return -std::sqrt(std::max(0.0f, q_sq + sq_norm[i] - 2.0f * dot));
+    }
+    return NAN;
+  }
+};
+
+struct Eligible {
+  const std::vector<uint8_t>* allow;
+  const std::vector<TokenId>* exclude;  // sorted
+  bool operator()(size_t i) const {
+    if (allow && (i >= allow->size() || !(*allow)[i])) return false;
+    return !std::binary_search(exclude->begin(), exclude->end(), TokenId(i));
+  }
+};
+
+}  // namespace
+
+struct Searcher::Impl {
+  EmbeddingTable table;
+  std::vector<float> mean;
+  bool centered = false;
+  std::unique_ptr<ThreadPool> pool;
+  std::vector<float> inv_norm, sq_norm;
+  // int8 copy for kFast: rows padded to `stride` bytes, value = round(x / scale[i]).
+  mutable std::once_flag i8_once;
+  mutable std::vector<int8_t> i8;
+  mutable std::vector<float> i8_scale;
+  size_t stride = 0;
+
+  void check_query(std::span<const float> q) const {
+    if (q.size() != table.dim())
+      throw Error(ErrorCode::kInvalidArgument, "query has " + std::to_string(q.size()) +
+                                                   " values, table dim is " +
+                                                   std::to_string(table.dim()));
+  }
+
+  Scorer scorer(std::span<const float> q, Metric metric) const {
+    double qq = 0;
+    for (float v : q) qq += double(v) * v;
+    float inv = qq > 0 ? float(1.0 / std::sqrt(qq)) : 0.0f;
+    return Scorer{metric, inv, float(qq), inv_norm.data(), sq_norm.data()};
+  }
+
+  void build_int8() const {
+    const size_t n = table.n_rows(), dim = table.dim();
+    i8.assign(n * stride, 0);
+    i8_scale.assign(n, 0.0f);
+    pool->parallel_for(n, [&](size_t b, size_t e, size_t) {
+      std::vector<float> row(dim);
+      for (size_t i = b; i < e; ++i) {
+        table.row_f32(i, row.data());
+        float m = 0;
+        for (float v : row)
+          if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+        if (m == 0) continue;
+        float s = m / 127.0f, inv = 127.0f / m;
+        int8_t* dst = i8.data() + i * stride;
+        for (size_t j = 0; j < dim; ++j)
+          dst[j] = std::isfinite(row[j]) ? int8_t(std::lrint(std::clamp(row[j] * inv, -127.f, 127.f))) : 0;
+        i8_scale[i] = s;
+      }
+    });
+  }
+
+  size_t limit(const SearchOptions& o) const {
+    size_t n = table.n_rows();
+    return o.n_rows_limit > 0 ? std::min(n, o.n_rows_limit) : n;
+  }
+
+  std::vector<Neighbor> exact(std::span<const float> q, const SearchOptions& o, size_t k,
+                              const std::vector<TokenId>& excl) const {
+    Scorer sc = scorer(q, o.metric);
+    Eligible ok{o.allow, &excl};
+    std::vector<TopK> heaps(pool->size(), TopK(k));
+    const size_t dim = table.dim();
+    pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
+      float buf[kBlockRows];
+      TopK& h = heaps[t];
+      for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
+        size_t m = std::min(kBlockRows, e - i0);
+        simd::dot_rows(table.row_data(i0), table.dtype(), m, dim, q.data(), buf);
+        for (size_t r = 0; r < m; ++r) {
+          float s = sc(buf[r], i0 + r);
+          if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
+        }
+      }
+    });
+    return merge_top_k(heaps, k);
+  }
+
+  std::vector<Neighbor> fast(std::span<const float> q, const SearchOptions& o, size_t k,
+                             const std::vector<TokenId>& excl) const {
+    std::call_once(i8_once, [&] { build_int8(); });
+    const size_t dim = table.dim();
+    // Quantise the query to int16 within the overflow bound of the int8 kernel.
+    float qmax = 0;
+    for (float v : q) qmax = std::max(qmax, std::fabs(v));
+    const float lim = float(simd::int8_query_limit(stride));
+    const float qs = qmax > 0 ? qmax / lim : 1.0f;
+    std::vector<int16_t> q16(stride, 0);
+    for (size_t j = 0; j < dim; ++j) q16[j] = int16_t(std::lrint(q[j] / qs));
+    Scorer sc = scorer(q, o.metric);
+    Eligible ok{o.allow, &excl};
+    size_t n_cand = std::max(k * std::max<size_t>(o.rerank_factor, 1), kMinFastCandidates);
+    std::vector<TopK> heaps(pool->size(), TopK(n_cand));
+    pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
+      int32_t buf[kBlockRows];
+      TopK& h = heaps[t];
+      for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
+        size_t m = std::min(kBlockRows, e - i0);
+        simd::dot_rows_i8(i8.data() + i0 * stride, m, stride, q16.data(), buf);
+        for (size_t r = 0; r < m; ++r) {
+          float s = sc(float(buf[r]) * qs * i8_scale[i0 + r], i0 + r);
+          if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
+        }
+      }
+    });
+    std::vector<Neighbor> cand = merge_top_k(heaps, n_cand);
+    // Exact float32 re-rank: the same kernel and scorer as kExact, so scores are identical.
+    TopK best(k);
+    for (const Neighbor& c : cand) {
+      float d;
+      simd::dot_rows(table.row_data(size_t(c.id)), table.dtype(), 1, dim, q.data(), &d);
+      float s = sc(d, size_t(c.id));
+      if (std::isfinite(s)) best.push(c.id, s);
+    }
+    std::vector<TopK> one{std::move(best)};
+    return merge_top_k(one, k);
+  }
+};
+
+Searcher::Searcher(EmbeddingTable table, const SearcherOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  if (table.n_rows() == 0 || table.dim() == 0)
+    throw Error(ErrorCode::kInvalidArgument, "cannot search an empty table (" +
+                                                 std::to_string(table.n_rows()) + " x " +
+                                                 std::to_string(table.dim()) + ")");
+  Impl& m = *impl_;
+  const size_t n = table.n_rows(), dim = table.dim();
+  m.pool = std::make_unique<ThreadPool>(options.n_threads);
+  m.mean.assign(dim, 0.0f);
+  if (options.center) {
+    std::vector<double> acc(dim, 0.0);
+    std::vector<float> row(dim);
+    for (size_t i = 0; i < n; ++i) {
+      table.row_f32(i, row.data());
+      for (size_t j = 0; j < dim; ++j) acc[j] += row[j];
+    }
+    for (size_t j = 0; j < dim; ++j) m.mean[j] = float(acc[j] / double(n));
+    std::vector<float> c(n * dim);
+    for (size_t i = 0; i < n; ++i) {
+      table.row_f32(i, c.data() + i * dim);
+      for (size_t j = 0; j < dim; ++j) c[i * dim + j] -= m.mean[j];
+    }
+    table = EmbeddingTable::from_f32(n, dim, std::move(c));
+    m.centered = true;
+  }
+  m.table = std::move(table);
+  const std::vector<float>& norms = m.table.norms();
+  m.inv_norm.resize(n);
+  m.sq_norm.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    float nv = norms[i];
+    m.inv_norm[i] = (nv > 0 && std::isfinite(nv)) ? 1.0f / nv : 0.0f;
+    m.sq_norm[i] = nv * nv;
+  }
+  m.stride = (dim + 63) / 64 * 64;
+}
+
+Searcher::~Searcher() = default;
+Searcher::Searcher(Searcher&&) noexcept = default;
+Searcher& Searcher::operator=(Searcher&&) noexcept = default;
+
+const EmbeddingTable& Searcher::table() const { return impl_->table; }
+size_t Searcher::n_rows() const { return impl_->table.n_rows(); }
+size_t Searcher::dim() const { return impl_->table.dim(); }
+size_t Searcher::n_threads() const { return impl_->pool->size(); }
+bool Searcher::centered() const { return impl_->centered; }
+const std::vector<float>& Searcher::mean() const { return impl_->mean; }
+void Searcher::prepare_fast() const { std::call_once(impl_->i8_once, [&] { impl_->build_int8(); }); }
+
+std::vector<float> Searcher::row(TokenId id) const {
+  if (id < 0 || size_t(id) >= n_rows())
+    throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(id) + " is out of range (" +
+                                            std::to_string(n_rows()) + " rows)");
+  return impl_->table.row(size_t(id));
+}
+
+std::vector<float> Searcher::to_search_space(std::span<const float> v) const {
+  impl_->check_query(v);
+  std::vector<float> out(v.begin(), v.end());
+  if (impl_->centered)
+    for (size_t j = 0; j < out.size(); ++j) out[j] -= impl_->mean[j];
+  return out;
+}
+
+float Searcher::score(std::span<const float> q, TokenId id, Metric metric) const {
+  impl_->check_query(q);
+  if (id < 0 || size_t(id) >= n_rows())
+    throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(id) + " is out of range (" +
+                                            std::to_string(n_rows()) + " rows)");
+  float d;
+  simd::dot_rows(impl_->table.row_data(size_t(id)), impl_->table.dtype(), 1, dim(), q.data(), &d);
+  return impl_->scorer(q, metric)(d, size_t(id));
+}
+
+std::vector<float> Searcher::score_all(std::span<const float> q, Metric metric) const {
+  const Impl& m = *impl_;
+  m.check_query(q);
+  Scorer sc = m.scorer(q, metric);
+  std::vector<float> out(n_rows());
+  m.pool->parallel_for(n_rows(), [&](size_t b, size_t e, size_t) {
+    simd::dot_rows(m.table.row_data(b), m.table.dtype(), e - b, dim(), q.data(), out.data() + b);
+    for (size_t i = b; i < e; ++i) out[i] = sc(out[i], i);
+  });
+  return out;
+}
+
+std::vector<Neighbor> Searcher::search(std::span<const float> q, const SearchOptions& o) const {
+  const Impl& m = *impl_;
+  if (o.k == 0) throw Error(ErrorCode::kInvalidArgument, "k must be at least 1");
+  m.check_query(q);
+  if (o.csls_k > 0 && o.metric != Metric::kCosine)
+    throw Error(ErrorCode::kInvalidArgument, "CSLS re-ranking needs the cosine metric (got " +
+                                                 std::string(metric_name(o.metric)) + ")");
+  std::vector<TokenId> excl = o.exclude;
+  std::sort(excl.begin(), excl.end());
+  if (o.csls_k == 0)
+    return o.mode == SearchMode::kFast ? m.fast(q, o, o.k, excl) : m.exact(q, o, o.k, excl);
+
+  // CSLS: re-rank the best cosine candidates by 2 cos(q, y) - r(q) - r(y), where r is the mean
+  // cosine to the csls_k nearest rows of the whole table (the hubness penalty).
+  size_t n_cand = std::max(o.k * std::max<size_t>(o.rerank_factor, 1), kMinFastCandidates);
+  std::vector<Neighbor> cand = o.mode == SearchMode::kFast ? m.fast(q, o, n_cand, excl)
+                                                           : m.exact(q, o, n_cand, excl);
+  SearchOptions dens;
+  dens.k = o.csls_k;
+  dens.n_rows_limit = o.n_rows_limit;
+  std::vector<Neighbor> qn = m.exact(q, dens, o.csls_k, excl);
+  double rq = 0;
+  for (const Neighbor& x : qn) rq += x.score;
+  rq = qn.empty() ? 0 : rq / double(qn.size());
+  std::vector<float> cq(cand.size() * dim());
+  std::vector<std::vector<TokenId>> self(cand.size());
+  for (size_t c = 0; c < cand.size(); ++c) {
+    m.table.row_f32(size_t(cand[c].id), cq.data() + c * dim());
+    self[c] = {cand[c].id};
+  }
+  auto dn = search_batch(cq, cand.size(), dens, &self);
+  std::vector<TopK> heap{TopK(o.k)};
+  for (size_t c = 0; c < cand.size(); ++c) {
+    double ry = 0;
+    for (const Neighbor& x : dn[c]) ry += x.score;
+    ry = dn[c].empty() ? 0 : ry / double(dn[c].size());
+    heap[0].push(cand[c].id, float(2.0 * cand[c].score - rq - ry));
+  }
+  return merge_top_k(heap, o.k);
+}
+
+std::vector<std::vector<Neighbor>> Searcher::search_batch(
+    std::span<const float> queries, size_t n_queries, const SearchOptions& o,
+    const std::vector<std::vector<TokenId>>* exclude_per_query) const {
+  const Impl& m = *impl_;
+  const size_t dim = this->dim();
+  if (o.k == 0) throw Error(ErrorCode::kInvalidArgument, "k must be at least 1");
+  if (queries.size() != n_queries * dim)
+    throw Error(ErrorCode::kInvalidArgument,
+                "batch has " + std::to_string(queries.size()) + " values, expected " +
+                    std::to_string(n_queries) + " queries x dim " + std::to_string(dim));
+  if (exclude_per_query && exclude_per_query->size() != n_queries)
+    throw Error(ErrorCode::kInvalidArgument, "exclude_per_query has " +
+                                                 std::to_string(exclude_per_query->size()) +
+                                                 " entries for " + std::to_string(n_queries) +
+                                                 " queries");
+  std::vector<std::vector<TokenId>> excl(n_queries, o.exclude);
+  for (size_t qi = 0; qi < n_queries; ++qi) {
+    if (exclude_per_query)
+      excl[qi].insert(excl[qi].end(), (*exclude_per_query)[qi].begin(),
+                      (*exclude_per_query)[qi].end());
+    std::sort(excl[qi].begin(), excl[qi].end());
+  }
+  std::vector<std::vector<Neighbor>> out(n_queries);
+  if (n_queries == 0) return out;
+  if (o.mode == SearchMode::kFast || o.csls_k > 0) {
+    for (size_t qi = 0; qi < n_queries; ++qi) {
+      SearchOptions one = o;
+      one.exclude = excl[qi];
+      out[qi] = search(queries.subspan(qi * dim, dim), one);
+    }
+    return out;
+  }
+  std::vector<Scorer> sc(n_queries);
+  for (size_t qi = 0; qi < n_queries; ++qi) sc[qi] = m.scorer(queries.subspan(qi * dim, dim), o.metric);
+  // Our threads each run a single-threaded sgemm on their own rows; OpenBLAS's own threads
+  // would oversubscribe the cores. (A process-wide OpenBLAS setting; we are its only user.)
+  openblas_set_num_threads(1);
+  const size_t T = m.pool->size();
+  std::vector<std::vector<TopK>> heaps(T, std::vector<TopK>(n_queries, TopK(o.k)));
+  m.pool->parallel_for(m.limit(o), [&](size_t b, size_t e, size_t t) {
+    std::vector<float> block(m.table.dtype() == DType::kF32 ? 0 : kGemmRows * dim);
+    std::vector<float> s(n_queries * kGemmRows);
+    for (size_t i0 = b; i0 < e; i0 += kGemmRows) {
+      const size_t nr = std::min(kGemmRows, e - i0);
+      const float* rows;
+      if (m.table.dtype() == DType::kF32) {
+        rows = m.table.f32() + i0 * dim;
+      } else {
+        simd::convert_to_f32(m.table.row_data(i0), m.table.dtype(), nr * dim, block.data());
+        rows = block.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n_queries), int(nr), int(dim),
+                  1.0f, queries.data(), int(dim), rows, int(dim), 0.0f, s.data(), int(nr));
+      for (size_t qi = 0; qi < n_queries; ++qi) {
+        TopK& h = heaps[t][qi];
+        const float* sq = s.data() + qi * nr;
+        Eligible ok{o.allow, &excl[qi]};
+        for (size_t r = 0; r < nr; ++r) {
+          float v = sc[qi](sq[r], i0 + r);
+          if (h.would_accept(v) && ok(i0 + r)) h.push(TokenId(i0 + r), v);
+        }
+      }
+    }
+  });
+  for (size_t qi = 0; qi < n_queries; ++qi) {
+    std::vector<TopK> per(T, TopK(o.k));
+    for (size_t t = 0; t < T; ++t) per[t] = std::move(heaps[t][qi]);
+    out[qi] = merge_top_k(per, o.k);
+  }
+  return out;
+}
+
+}  // namespace embedscope

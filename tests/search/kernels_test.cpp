@@ -1,0 +1,105 @@
+// SIMD kernels against their scalar twins. Inputs are small integers, so every partial sum is
+// exact in float32 / int32 and the two must agree bit for bit whatever the summation order.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "simd/dot_kernels.h"
+
+namespace embedscope {
+namespace {
+
+std::vector<float> int_values(size_t n, int lo, int hi, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = float(d(g));
+  return v;
+}
+
+TEST(DotKernels, ReportsTheDispatchedTarget) {
+  std::string t = simd::active_target();
+  EXPECT_FALSE(t.empty());
+}
+
+TEST(DotKernels, F32MatchesScalarForEveryTailLength) {
+  for (size_t dim : {1u, 3u, 7u, 16u, 31u, 64u, 65u, 100u, 768u}) {
+    const size_t n = 37;
+    std::vector<float> rows = int_values(n * dim, -8, 8, uint32_t(dim));
+    std::vector<float> q = int_values(dim, -8, 8, uint32_t(dim) + 1);
+    std::vector<float> a(n), b(n);
+    simd::dot_rows(reinterpret_cast<const std::byte*>(rows.data()), DType::kF32, n, dim,
+                   q.data(), a.data());
+    simd::dot_rows_scalar(reinterpret_cast<const std::byte*>(rows.data()), DType::kF32, n, dim,
+                          q.data(), b.data());
+    EXPECT_EQ(a, b) << "dim " << dim;
+    // And against the obvious double sum (exact for these inputs).
+    double d0 = 0;
+    for (size_t j = 0; j < dim; ++j) d0 += double(q[j]) * rows[j];
+    EXPECT_EQ(a[0], float(d0));
+  }
+}
+
+TEST(DotKernels, F16AndBF16MatchScalar) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (size_t dim : {5u, 32u, 50u, 769u}) {
+      const size_t n = 19;
+      std::vector<float> f = int_values(n * dim, -16, 16, 7);
+      std::vector<uint16_t> h(f.size());
+      for (size_t i = 0; i < f.size(); ++i)
+        h[i] = t == DType::kF16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
+      std::vector<float> q = int_values(dim, -4, 4, 9);
+      std::vector<float> a(n), b(n), c(n);
+      const auto* p = reinterpret_cast<const std::byte*>(h.data());
+      simd::dot_rows(p, t, n, dim, q.data(), a.data());
+      simd::dot_rows_scalar(p, t, n, dim, q.data(), b.data());
+      simd::dot_rows_scalar(reinterpret_cast<const std::byte*>(f.data()), DType::kF32, n, dim,
+                            q.data(), c.data());
+      EXPECT_EQ(a, b) << dtype_name(t) << " dim " << dim;
+      EXPECT_EQ(a, c) << "small integers are exact in " << dtype_name(t);
+    }
+  }
+}
+
+TEST(DotKernels, ConvertToF32MatchesScalarConversions) {
+  std::vector<float> f = int_values(1000, -300, 300, 3);
+  for (float& x : f) x *= 0.125f;  // exact in f16 and bf16 for |x| < 64 .. still exact here
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    std::vector<uint16_t> h(f.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      h[i] = t == DType::kF16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
+    std::vector<float> out(f.size());
+    simd::convert_to_f32(reinterpret_cast<const std::byte*>(h.data()), t, h.size(), out.data());
+    for (size_t i = 0; i < h.size(); ++i)
+      ASSERT_EQ(out[i], t == DType::kF16 ? f16_to_f32(h[i]) : bf16_to_f32(h[i])) << i;
+  }
+}
+
+TEST(DotKernels, Int8MatchesScalarAtTheOverflowBound) {
+  for (size_t stride : {64u, 128u, 832u}) {
+    const size_t n = 23;
+    std::mt19937 g{uint32_t(stride)};
+    std::uniform_int_distribution<int> d8(-127, 127);
+    const int32_t lim = simd::int8_query_limit(stride);
+    std::uniform_int_distribution<int> d16(-lim, lim);
+    std::vector<int8_t> rows(n * stride);
+    for (auto& x : rows) x = int8_t(d8(g));
+    std::vector<int16_t> q(stride);
+    for (auto& x : q) x = int16_t(d16(g));
+    // Worst case row: every product at the limit, same sign.
+    for (size_t j = 0; j < stride; ++j) {
+      rows[j] = 127;
+      q[j] = int16_t(lim);
+    }
+    std::vector<int32_t> a(n), b(n);
+    simd::dot_rows_i8(rows.data(), n, stride, q.data(), a.data());
+    simd::dot_rows_i8_scalar(rows.data(), n, stride, q.data(), b.data());
+    EXPECT_EQ(a, b) << "stride " << stride;
+    EXPECT_EQ(int64_t(a[0]), int64_t(stride) * 127 * lim);
+  }
+}
+
+}  // namespace
+}  // namespace embedscope
