@@ -600,7 +600,12 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
       ggml_dequantize(t->type, src + r * row_bytes, dim, out.data() + r * dim);
     e.table = EmbeddingTable::from_f32(rows, dim, std::move(out));
   }
-  if (const GgufKv* tok = find_kv("tokenizer.ggml.tokens"); tok && tok->array_count == rows) {
+  const GgufKv* tok = find_kv("tokenizer.ggml.tokens");
+  if (tok && tok->array_count != rows && (t->name == "token_embd.weight" || t->name == "output.weight"))
+    throw Error(ErrorCode::kCorrupt, path_ + ": GGUF tensor '" + t->name + "' has " + std::to_string(rows) +
+                                         " rows but tokenizer.ggml.tokens has " +
+                                         std::to_string(tok->array_count) + " entries (expected equal)");
+  if (tok && tok->array_count == rows) {
     for (std::string& s : string_array("tokenizer.ggml.tokens")) e.vocab.add(std::move(s));
   }
   for (const GgufKv& kv : kvs_) {
