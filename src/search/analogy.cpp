@@ -58,10 +58,7 @@ std::vector<ExpressionTerm> parse_expression(std::string_view e) {
   bool first = true;
   while (true) {
     skip();
-    if (i >= e.size()) {
-      if (first) fail("empty expression");
-      fail("expected a word after the operator");
-    }
+    if (i >= e.size()) fail("empty expression");
     float sign = 1.0f;
     if (e[i] == '+' || e[i] == '-') {
       sign = e[i] == '-' ? -1.0f : 1.0f;

@@ -89,6 +89,7 @@ struct Searcher::Impl {
   mutable std::once_flag i8_once;
   mutable std::vector<int8_t> i8;
   mutable std::vector<float> i8_scale;
+  mutable std::vector<float> i8_mu;  // mean row the int8 residuals are relative to
   size_t stride = 0;
 
   void check_query(std::span<const float> q) const {
@@ -105,23 +106,39 @@ struct Searcher::Impl {
     return Scorer{metric, inv, float(qq), inv_norm.data(), sq_norm.data()};
   }
 
+  // int8 copy of the residuals r_i - mu (mu = mean row): trained embeddings share a large
+  // common component (anisotropy), so quantising what is left after removing it keeps far more
+  // of what separates rows. Then <q, r_i> = <q, mu> + <q, r_i - mu>.
   void build_int8() const {
     const size_t n = table.n_rows(), dim = table.dim();
     i8.assign(n * stride, 0);
     i8_scale.assign(n, 0.0f);
+    i8_mu.assign(dim, 0.0f);
+    {
+      std::vector<double> acc(dim, 0.0);
+      std::vector<float> row(dim);
+      for (size_t i = 0; i < n; ++i) {
+        table.row_f32(i, row.data());
+        for (size_t j = 0; j < dim; ++j)
+          if (std::isfinite(row[j])) acc[j] += row[j];
+      }
+      for (size_t j = 0; j < dim; ++j) i8_mu[j] = float(acc[j] / double(n));
+    }
     pool->parallel_for(n, [&](size_t b, size_t e, size_t) {
       std::vector<float> row(dim);
       for (size_t i = b; i < e; ++i) {
         table.row_f32(i, row.data());
         float m = 0;
-        for (float v : row)
-          if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+        for (size_t j = 0; j < dim; ++j) {
+          row[j] = std::isfinite(row[j]) ? row[j] - i8_mu[j] : 0.0f;
+          m = std::max(m, std::fabs(row[j]));
+        }
         if (m == 0) continue;
-        float s = m / 127.0f, inv = 127.0f / m;
+        float inv = 127.0f / m;
         int8_t* dst = i8.data() + i * stride;
         for (size_t j = 0; j < dim; ++j)
-          dst[j] = std::isfinite(row[j]) ? int8_t(std::lrint(std::clamp(row[j] * inv, -127.f, 127.f))) : 0;
-        i8_scale[i] = s;
+          dst[j] = int8_t(std::lrint(std::clamp(row[j] * inv, -127.f, 127.f)));
+        i8_scale[i] = m / 127.0f;
       }
     });
   }
@@ -163,6 +180,9 @@ struct Searcher::Impl {
     const float qs = qmax > 0 ? qmax / lim : 1.0f;
     std::vector<int16_t> q16(stride, 0);
     for (size_t j = 0; j < dim; ++j) q16[j] = int16_t(std::lrint(q[j] / qs));
+    double qmu = 0;
+    for (size_t j = 0; j < dim; ++j) qmu += double(q[j]) * i8_mu[j];
+    const float q_mu = float(qmu);
     Scorer sc = scorer(q, o.metric);
     Eligible ok{o.allow, &excl};
     size_t n_cand = std::max(k * std::max<size_t>(o.rerank_factor, 1), kMinFastCandidates);
@@ -174,7 +194,7 @@ struct Searcher::Impl {
         size_t m = std::min(kBlockRows, e - i0);
         simd::dot_rows_i8(i8.data() + i0 * stride, m, stride, q16.data(), buf);
         for (size_t r = 0; r < m; ++r) {
-          float s = sc(float(buf[r]) * qs * i8_scale[i0 + r], i0 + r);
+          float s = sc(q_mu + float(buf[r]) * qs * i8_scale[i0 + r], i0 + r);
           if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
         }
       }

@@ -15,7 +15,7 @@ from gensim.models import Word2Vec
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
-ap.add_argument("--files", type=int, default=120)
+ap.add_argument("--files", type=int, default=200)
 ap.add_argument("--dim", type=int, default=64)
 ap.add_argument("--epochs", type=int, default=5)
 ap.add_argument("--min-count", type=int, default=3)

@@ -1,0 +1,279 @@
+// Searcher against torch on the same matrices (every metric x dtype x mode), batch vs single,
+// thread-count independence, filters vs a brute-force filter, centering and CSLS vs numpy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "embedscope/core/error.h"
+#include "embedscope/search/searcher.h"
+#include "test_util.h"
+
+namespace embedscope {
+namespace {
+
+using test::TempDir;
+
+template <class T>
+std::vector<T> read_raw(const std::string& path) {
+  std::string b = test::read_file(path);
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// torch writes W (in each dtype's raw bits), the queries and its topk answers.
+const char* kTorchOracle = R"PY(
+import json, sys, torch, numpy as np
+import torch.nn.functional as F
+out = sys.argv[1]
+torch.manual_seed(7)
+n, dim, k = 700, 48, 10
+W = torch.randn(n, dim)
+W[5] = 0.0                    # a zero row: never returned under cosine
+qids = [0, 17, 123, 699]
+res = {"n": n, "dim": dim, "k": k, "qids": qids}
+for name, dt in [("F32", torch.float32), ("F16", torch.float16), ("BF16", torch.bfloat16)]:
+    Wd = W.to(dt)
+    raw = Wd.numpy() if dt == torch.float32 else Wd.view(torch.int16).numpy()
+    raw.tofile(f"{out}/W_{name}.bin")
+    Wf = Wd.float()
+    per = {}
+    for metric in ["cosine", "dot", "l2"]:
+        lists = []
+        for qi in qids:
+            q = Wf[qi]
+            if metric == "cosine":
+                s = F.cosine_similarity(Wf, q.unsqueeze(0))
+                s[(Wf.norm(dim=1) == 0)] = -float("inf")
+            elif metric == "dot":
+                s = Wf @ q
+            else:
+                s = -torch.norm(Wf - q, dim=1)
+            s[qi] = -float("inf")
+            v, i = s.topk(k)
+            lists.append({"ids": i.tolist(), "scores": v.tolist()})
+        per[metric] = lists
+    res[name] = per
+json.dump(res, open(f"{out}/expected.json", "w"))
+)PY";
+
+class SearcherVsTorch : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    test::run_python(kTorchOracle, {dir_->path()});
+    expected_ = new nlohmann::json(nlohmann::json::parse(test::read_file(dir_->file("expected.json"))));
+  }
+  static void TearDownTestSuite() {
+    delete expected_;
+    delete dir_;
+  }
+  static EmbeddingTable table(const std::string& dt) {
+    size_t n = (*expected_)["n"], dim = (*expected_)["dim"];
+    if (dt == "F32") return EmbeddingTable::from_f32(n, dim, read_raw<float>(dir_->file("W_F32.bin")));
+    return EmbeddingTable::from_u16(n, dim, dt == "F16" ? DType::kF16 : DType::kBF16,
+                                    read_raw<uint16_t>(dir_->file("W_" + dt + ".bin")));
+  }
+  static TempDir* dir_;
+  static nlohmann::json* expected_;
+};
+TempDir* SearcherVsTorch::dir_ = nullptr;
+nlohmann::json* SearcherVsTorch::expected_ = nullptr;
+
+TEST_F(SearcherVsTorch, EveryMetricDtypeModeAndThreadCountEqualsTorchTopk) {
+  const auto& e = *expected_;
+  ASSERT_TRUE(e.contains("F32"));
+  for (std::string dt : {"F32", "F16", "BF16"}) {
+    for (size_t threads : {1u, 2u, 3u}) {
+      Searcher s(table(dt), {.n_threads = threads});
+      for (std::string metric : {"cosine", "dot", "l2"}) {
+        for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
+          for (size_t qn = 0; qn < e["qids"].size(); ++qn) {
+            TokenId qid = e["qids"][qn];
+            SearchOptions o{.k = 10, .metric = parse_metric(metric), .mode = mode, .exclude = {qid}};
+            auto got = s.search(s.row(qid), o);
+            const auto& want = e[dt][metric][qn];
+            ASSERT_EQ(got.size(), 10u);
+            for (size_t r = 0; r < 10; ++r) {
+              SCOPED_TRACE(dt + " " + metric + " " + std::string(search_mode_name(mode)) +
+                           " threads " + std::to_string(threads) + " q " + std::to_string(qid) +
+                           " rank " + std::to_string(r));
+              EXPECT_EQ(got[r].id, want["ids"][r].get<int>());
+              double ws = want["scores"][r];
+              EXPECT_NEAR(got[r].score, ws, 1e-5 * std::max(1.0, std::fabs(ws)));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SearcherVsTorch, BatchedSgemmEqualsSingleQueries) {
+  const auto& e = *expected_;
+  for (std::string dt : {"F32", "F16", "BF16"}) {
+    Searcher s(table(dt), {.n_threads = 2});
+    std::vector<float> qs;
+    std::vector<std::vector<TokenId>> excl;
+    for (const auto& q : e["qids"]) {
+      auto r = s.row(q.get<int>());
+      qs.insert(qs.end(), r.begin(), r.end());
+      excl.push_back({q.get<int>()});
+    }
+    for (std::string metric : {"cosine", "dot", "l2"}) {
+      SearchOptions o{.k = 10, .metric = parse_metric(metric)};
+      auto batch = s.search_batch(qs, excl.size(), o, &excl);
+      for (size_t qn = 0; qn < excl.size(); ++qn) {
+        const auto& want = e[dt][metric][qn];
+        ASSERT_EQ(batch[qn].size(), 10u);
+        for (size_t r = 0; r < 10; ++r) {
+          EXPECT_EQ(batch[qn][r].id, want["ids"][r].get<int>()) << dt << " " << metric;
+          double ws = want["scores"][r];
+          EXPECT_NEAR(batch[qn][r].score, ws, 1e-4 * std::max(1.0, std::fabs(ws)));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SearcherVsTorch, ZeroRowNeverReturnedUnderCosine) {
+  Searcher s(table("F32"));
+  std::vector<float> q = s.row(3);
+  auto all = s.search(q, {.k = 700});
+  EXPECT_EQ(all.size(), 699u);  // 700 rows minus the zero row 5
+  for (const auto& nb : all) EXPECT_NE(nb.id, 5);
+}
+
+TEST(Searcher, TiesBreakBySmallerIdWhateverTheThreadCount) {
+  // 64 identical rows: every score ties, so the answer is the 10 smallest ids.
+  std::vector<float> d;
+  for (int i = 0; i < 64; ++i) d.insert(d.end(), {1, 2, 3, 4});
+  for (size_t threads : {1u, 2u, 5u}) {
+    Searcher s(EmbeddingTable::from_f32(64, 4, d), {.n_threads = threads});
+    for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
+      auto nn = s.search(std::vector<float>{1, 2, 3, 4}, {.k = 10, .mode = mode, .exclude = {3}});
+      std::vector<TokenId> ids;
+      for (auto& x : nn) ids.push_back(x.id);
+      EXPECT_EQ(ids, (std::vector<TokenId>{0, 1, 2, 4, 5, 6, 7, 8, 9, 10}));
+      auto b = s.search_batch(std::vector<float>{1, 2, 3, 4}, 1, {.k = 3, .mode = mode});
+      EXPECT_EQ(b[0][0].id, 0);
+      EXPECT_EQ(b[0][2].id, 2);
+    }
+  }
+}
+
+TEST(Searcher, RestrictedSearchEqualsBruteForceFilter) {
+  std::mt19937 g(11);
+  std::normal_distribution<float> nd;
+  const size_t n = 900, dim = 24;
+  std::vector<float> d(n * dim);
+  for (float& x : d) x = nd(g);
+  EmbeddingTable t = EmbeddingTable::from_f32(n, dim, d);
+  std::vector<uint8_t> allow(n);
+  for (size_t i = 0; i < n; ++i) allow[i] = (i % 7 == 0 || i % 5 == 1) ? 1 : 0;
+  Searcher s(t, {.n_threads = 2});
+  for (Metric m : {Metric::kCosine, Metric::kDot, Metric::kL2}) {
+    for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
+      std::vector<float> q = s.row(14);
+      auto got = s.search(q, {.k = 15, .metric = m, .mode = mode, .exclude = {14}, .allow = &allow});
+      // Brute force: all eligible rows scored by the scalar reference, sorted.
+      auto want = knn_reference(t, q, {.k = 15, .metric = m, .exclude = {14}, .allow = &allow});
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t r = 0; r < got.size(); ++r) {
+        EXPECT_EQ(got[r].id, want[r].id) << metric_name(m) << " rank " << r;
+        EXPECT_TRUE(allow[size_t(got[r].id)]);
+        EXPECT_NEAR(got[r].score, want[r].score, 1e-4);
+      }
+    }
+  }
+  // n_rows_limit restricts to a prefix.
+  auto pre = s.search(s.row(0), {.k = 5, .exclude = {0}, .n_rows_limit = 50});
+  for (auto& x : pre) EXPECT_LT(x.id, 50);
+}
+
+const char* kCenterCslsOracle = R"PY(
+import json, sys, numpy as np
+out = sys.argv[1]
+rng = np.random.default_rng(3)
+n, dim, k, ck = 400, 16, 8, 5
+# Anisotropic data: a shared offset, which mean-centering removes.
+W = (rng.standard_normal((n, dim)) + 3.0).astype(np.float32)
+W.tofile(f"{out}/W.bin")
+q = 9
+C = W - W.mean(axis=0, dtype=np.float64).astype(np.float32)
+Cn = C / np.linalg.norm(C, axis=1, keepdims=True)
+cos = Cn @ Cn[q]; cos[q] = -np.inf
+centered = np.argsort(-cos, kind="stable")[:k].tolist()
+# CSLS on raw cosine: r(y) = mean cos of y to its ck nearest rows (itself excluded);
+# r(q) likewise with q excluded; candidates: the best 100 by cosine.
+Wn = W / np.linalg.norm(W, axis=1, keepdims=True)
+S = Wn @ Wn.T
+np.fill_diagonal(S, -np.inf)
+r = np.sort(S, axis=1)[:, ::-1][:, :ck].mean(axis=1)
+cq = S[q]
+cand = np.argsort(-cq, kind="stable")[:100]
+csls = 2 * cq[cand] - r[q] - r[cand]
+order = cand[np.argsort(-csls, kind="stable")][:k]
+json.dump({"centered": centered, "csls": order.tolist(),
+           "csls_scores": np.sort(csls)[::-1][:k].tolist()}, open(f"{out}/e.json", "w"))
+)PY";
+
+TEST(Searcher, CenteringAndCslsEqualNumpy) {
+  TempDir dir;
+  test::run_python(kCenterCslsOracle, {dir.path()});
+  auto e = nlohmann::json::parse(test::read_file(dir.file("e.json")));
+  EmbeddingTable t = EmbeddingTable::from_f32(400, 16, read_raw<float>(dir.file("W.bin")));
+  Searcher c(t, {.n_threads = 2, .center = true});
+  auto nn = c.search(c.row(9), {.k = 8, .exclude = {9}});
+  std::vector<int> ids;
+  for (auto& x : nn) ids.push_back(x.id);
+  EXPECT_EQ(ids, e["centered"].get<std::vector<int>>());
+  // to_search_space of a raw row equals the centered row.
+  std::vector<float> raw = t.row(9), cs = c.to_search_space(raw), cr = c.row(9);
+  for (size_t j = 0; j < 16; ++j) EXPECT_NEAR(cs[j], cr[j], 1e-6);
+
+  Searcher s(t, {.n_threads = 2});
+  auto cl = s.search(s.row(9), {.k = 8, .exclude = {9}, .csls_k = 5});
+  ids.clear();
+  for (auto& x : cl) ids.push_back(x.id);
+  EXPECT_EQ(ids, e["csls"].get<std::vector<int>>());
+  for (size_t r = 0; r < cl.size(); ++r) EXPECT_NEAR(cl[r].score, e["csls_scores"][r].get<double>(), 1e-4);
+}
+
+TEST(Searcher, RejectsBadQueries) {
+  Searcher s(EmbeddingTable::from_f32(3, 2, {1, 0, 0, 1, 1, 1}));
+  auto code = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::make_pair(e.code(), std::string(e.what()));
+    }
+    return std::make_pair(ErrorCode::kIo, std::string("no error"));
+  };
+  auto [c1, m1] = code([&] { s.search(std::vector<float>{1, 0}, {.k = 0}); });
+  EXPECT_EQ(c1, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m1.find("k must be"), std::string::npos);
+  auto [c2, m2] = code([&] { s.search(std::vector<float>{1, 0, 0}, {}); });
+  EXPECT_EQ(c2, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m2.find("query has 3 values, table dim is 2"), std::string::npos);
+  auto [c3, m3] = code([&] { s.row(3); });
+  EXPECT_EQ(c3, ErrorCode::kOutOfRange);
+  EXPECT_NE(m3.find("row id 3"), std::string::npos);
+  auto [c4, m4] = code([&] { s.search(std::vector<float>{1, 0}, {.metric = Metric::kDot, .csls_k = 3}); });
+  EXPECT_EQ(c4, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m4.find("CSLS"), std::string::npos);
+  auto [c5, m5] = code([&] { s.search_batch(std::vector<float>{1, 0, 1}, 2, {}); });
+  EXPECT_EQ(c5, ErrorCode::kInvalidArgument);
+  auto [c6, m6] = code([&] { parse_search_mode("quick"); });
+  EXPECT_EQ(c6, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m6.find("quick"), std::string::npos);
+  auto [c7, m7] = code([&] { Searcher empty(EmbeddingTable{}); });
+  EXPECT_EQ(c7, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace embedscope
