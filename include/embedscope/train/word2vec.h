@@ -1,0 +1,116 @@
+// word2vec training (Mikolov et al. 2013): skip-gram or CBOW, negative sampling and/or
+// hierarchical softmax, over words or over a tokenizer's token ids.
+//
+// Pipeline (the corpus is streamed, never held in memory whole):
+//  1. scan: the input files (or every regular file under an input folder, in sorted path order)
+//     are read in 1 MiB blocks. Word mode splits on ASCII whitespace; a line is a sentence.
+//     Token mode runs the tokenizer on each line (lines longer than 1 MiB are cut at a
+//     whitespace boundary first) and counts token ids.
+//  2. vocabulary: word mode keeps words with count >= min_count, most frequent first (ties by
+//     bytes), at most max_vocab of them. Token mode keeps one row per tokenizer id (the shape of
+//     the model's input embedding): ids under min_count (or beyond max_vocab by count) keep
+//     their row and count but are not trained; never-seen ids have count 0.
+//  3. the corpus is re-read once and written as a stream of uint32 row ids (sentence ends marked)
+//     into a temporary file in work_dir, which training maps read-only; it is removed at the end.
+//  4. training: epochs x segments of kSegment ids. Each segment is split into one contiguous
+//     range per thread. A thread's random generator is seeded from (seed, epoch, segment,
+//     thread) and its learning rate from its position, so a run restarted from a checkpoint
+//     (taken between segments) continues bit-identically in one-thread mode.
+//
+// Text policy: words are byte strings. Invalid UTF-8 is kept verbatim (never rejected, never
+// replaced) so that every byte sequence the corpus contains can be looked up again; words longer
+// than kMaxWordBytes are cut to that length; sentences longer than kMaxSentence ids are split.
+//
+// Concurrency: with threads > 1 the workers update the shared weight matrices without locks
+// ("Hogwild", Recht et al. 2011), exactly like word2vec.c, fastText and gensim. This is the one
+// deliberate data race in embedscope: two threads may read-modify-write the same float at the
+// same moment and one update is lost. With row counts in the thousands and updates that are
+// small, such collisions are rare and only add noise comparable to SGD's own; all other shared
+// state (progress counters, losses) is per-thread and merged after each segment. One thread
+// with a fixed seed is bit-reproducible.
+//
+// Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
+// Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
+// an empty vocabulary ("... lower min_count"), Error(kIo) for unreadable input or an unwritable
+// work_dir / checkpoint; Error(kCorrupt) for a damaged checkpoint on resume.
+//
+//   Word2VecOptions o;
+//   o.dim = 100; o.threads = 2; o.seed = 1;
+//   Word2VecResult r = train_word2vec({"corpus.txt"}, o);
+//   save_embeddings("vectors.safetensors", r.table, &r.vocab);   // vocab carries the counts
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "embedscope/core/embedding_table.h"
+#include "embedscope/core/progress.h"
+#include "embedscope/core/vocabulary.h"
+
+namespace embedscope {
+
+class BpeTokenizer;
+
+enum class W2vArch { kSkipGram, kCbow };
+
+inline constexpr size_t kMaxWordBytes = 1000;
+inline constexpr size_t kMaxSentence = 10000;
+// Upper bounds accepted for options (far above any useful value; they keep allocations sane).
+inline constexpr size_t kMaxDim = 10000;
+inline constexpr size_t kMaxWindow = 1000;
+inline constexpr size_t kMaxNegative = 1000;
+inline constexpr size_t kMaxEpochs = 100000;
+inline constexpr size_t kMaxThreads = 1024;
+
+struct Word2VecOptions {
+  W2vArch arch = W2vArch::kSkipGram;
+  size_t dim = 100;
+  size_t window = 5;          // maximum distance; each center draws its window in [1, window]
+  size_t negative = 5;        // negative samples per positive; 0 disables negative sampling
+  bool hs = false;            // hierarchical softmax (Huffman tree over the trained rows)
+  double sample = 1e-3;       // subsampling threshold t; 0 disables
+  uint64_t min_count = 5;
+  size_t max_vocab = 0;       // 0: unlimited
+  size_t epochs = 5;
+  float lr = 0;               // starting learning rate; 0: 0.025 (skip-gram) or 0.05 (CBOW)
+  size_t threads = 1;
+  uint64_t seed = 1;
+  const BpeTokenizer* tokenizer = nullptr;  // token mode when set (not owned)
+  std::string tokenizer_name;               // recorded in checkpoints ("gpt2")
+  std::string work_dir;        // temporary id stream; default $TMPDIR or /tmp
+  std::string checkpoint_path; // written atomically every checkpoint_every words (if > 0)
+  uint64_t checkpoint_every = 0;
+  bool resume = false;         // continue from checkpoint_path if it exists
+  bool row_stats = false;      // count updates per row and measure drift from the initial value
+  ProgressFn progress;         // called about every progress_interval seconds
+  double progress_interval = 1.0;
+  // Test hook: stop (as if killed) after this many segments; 0 = never.
+  uint64_t stop_after_segments = 0;
+};
+
+struct Word2VecResult {
+  Vocabulary vocab;        // one entry per row, with counts (token mode: decoded token bytes)
+  EmbeddingTable table;    // (vocab.size() x dim) float32: the input vectors (syn0)
+  std::vector<uint8_t> trained;       // 1 where the row took part in training
+  std::vector<uint64_t> row_updates;  // with row_stats: times the row was updated
+  std::vector<float> row_drift;       // with row_stats: L2 distance from its initial vector
+  uint64_t corpus_words = 0;   // words / tokens in the corpus (before min_count)
+  uint64_t trained_words = 0;  // words processed by training over all epochs (after subsampling)
+  double seconds = 0;          // training time (excluding the corpus scan)
+  double scan_seconds = 0;
+  double words_per_second = 0; // corpus positions processed per second of training
+  double final_loss = 0;       // mean loss per prediction over the last epoch
+  bool completed = true;       // false when stop_after_segments stopped it
+  std::string simd_target;     // the instruction set the inner loop ran on ("AVX3", "AVX2")
+};
+
+// inputs: files and/or folders. See the file comment for errors.
+Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
+                              const Word2VecOptions& options);
+
+// Checks options without touching the corpus (what train_word2vec checks first).
+void validate_word2vec_options(const Word2VecOptions& options);
+
+}  // namespace embedscope

@@ -1,0 +1,224 @@
+// word2vec inner loops. This file is compiled once per SIMD target by Highway's
+// foreach_target.h; w2v_train_sentence dispatches to the best target for this CPU once per
+// sentence (no mutable function pointers: Highway's dispatch table is initialised once and
+// thread-safely).
+//
+// The math is word2vec.c's (Mikolov 2013), with the sigmoid read from a table over [-8, 8]:
+//   skip-gram: for each center w and context c in its (random-size) window, predict w from c:
+//     l1 = syn0[c]; for target t in {w} + negatives: f = l1 . syn1neg[t];
+//     g = (label - sigmoid(f)) * alpha; neu1e += g * syn1neg[t]; syn1neg[t] += g * l1;
+//     then syn0[c] += neu1e.
+//   CBOW: l1 = mean of the context rows, the same update of syn1neg for w, and neu1e added to
+//     every context row.
+//   hierarchical softmax: the same with t = the inner nodes on w's Huffman path and
+//     label = 1 - code bit.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "train/w2v_kernels.h"
+
+#ifndef ES_W2V_TABLES_ONCE
+#define ES_W2V_TABLES_ONCE
+namespace embedscope::w2v_detail {
+inline constexpr float kMaxExp = 8.0f;
+inline constexpr int kTableSize = 4096;
+struct Tables {
+  float sigmoid[kTableSize + 1];
+  float log_sigmoid[kTableSize + 1];      // log(sigmoid(x))
+  float log_one_minus[kTableSize + 1];    // log(1 - sigmoid(x))
+  Tables() {
+    for (int i = 0; i <= kTableSize; ++i) {
+      double x = (double(i) / kTableSize * 2 - 1) * kMaxExp;
+      double s = 1.0 / (1.0 + std::exp(-x));
+      sigmoid[i] = float(s);
+      log_sigmoid[i] = float(std::log(s));
+      log_one_minus[i] = float(std::log(1.0 - s));
+    }
+  }
+};
+inline const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+}  // namespace embedscope::w2v_detail
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace embedscope {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using w2v_detail::kMaxExp;
+using w2v_detail::kTableSize;
+
+HWY_INLINE float Dot(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t stride) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= stride; i += 2 * N) {
+    s0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), s0);
+    s1 = hn::MulAdd(hn::LoadU(d, a + i + N), hn::LoadU(d, b + i + N), s1);
+  }
+  for (; i < stride; i += N) s0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), s0);
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+}
+
+// y += g * x
+HWY_INLINE void Axpy(float g, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t stride) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto vg = hn::Set(d, g);
+  for (size_t i = 0; i < stride; i += N)
+    hn::StoreU(hn::MulAdd(vg, hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
+}
+
+// The fused output-row update: neu1e += g * out; out += g * l1.
+HWY_INLINE void Update(float g, const float* HWY_RESTRICT l1, float* HWY_RESTRICT out,
+                       float* HWY_RESTRICT neu1e, size_t stride) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto vg = hn::Set(d, g);
+  for (size_t i = 0; i < stride; i += N) {
+    const auto o = hn::LoadU(d, out + i);
+    hn::StoreU(hn::MulAdd(vg, o, hn::LoadU(d, neu1e + i)), d, neu1e + i);
+    hn::StoreU(hn::MulAdd(vg, hn::LoadU(d, l1 + i), o), d, out + i);
+  }
+}
+
+HWY_INLINE void Zero(float* p, size_t stride) {
+  const hn::ScalableTag<float> d;
+  for (size_t i = 0; i < stride; i += hn::Lanes(d)) hn::StoreU(hn::Zero(d), d, p + i);
+}
+
+// One prediction: returns g and adds the loss. label is 1 (positive) or 0.
+HWY_INLINE float Gradient(float f, float label, float alpha, W2vThread& t) {
+  const auto& tb = w2v_detail::tables();
+  int idx;
+  if (f >= kMaxExp) idx = kTableSize;
+  else if (f <= -kMaxExp) idx = 0;
+  else idx = int((f + kMaxExp) * (kTableSize / (2 * kMaxExp)) + 0.5f);
+  t.loss -= label > 0 ? tb.log_sigmoid[idx] : tb.log_one_minus[idx];
+  ++t.n_loss;
+  return (label - tb.sigmoid[idx]) * alpha;
+}
+
+// Predicts `word` from the hidden vector l1, accumulating the input gradient in neu1e.
+HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, float* neu1e,
+                        float alpha, W2vThread& t) {
+  const size_t S = m.stride;
+  if (m.syn1) {
+    const uint32_t b = m.hs_offset[word], e = m.hs_offset[word + 1];
+    for (uint32_t k = b; k < e; ++k) {
+      float* out = m.syn1 + size_t(m.hs_points[k]) * S;
+      float g = Gradient(Dot(l1, out, S), 1.0f - float(m.hs_codes[k]), alpha, t);
+      Update(g, l1, out, neu1e, S);
+    }
+  }
+  if (m.negative > 0) {
+    for (size_t d = 0; d <= m.negative; ++d) {
+      uint32_t target;
+      float label;
+      if (d == 0) {
+        target = word;
+        label = 1.0f;
+      } else {
+        t.rng = t.rng * 25214903917ull + 11;
+        target = m.neg_table[(t.rng >> 16) % m.neg_table_size];
+        if (target == word) continue;
+        label = 0.0f;
+      }
+      float* out = m.syn1neg + size_t(target) * S;
+      float g = Gradient(Dot(l1, out, S), label, alpha, t);
+      Update(g, l1, out, neu1e, S);
+    }
+  }
+}
+
+HWY_INLINE void CountUpdate(const W2vShared& m, uint32_t row) {
+  if (m.row_updates)
+    std::atomic_ref<uint64_t>(m.row_updates[row]).fetch_add(1, std::memory_order_relaxed);
+}
+
+void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
+                   W2vThread& t) {
+  const size_t S = m.stride;
+  const long W = long(m.window);
+  for (size_t i = 0; i < n; ++i) {
+    t.rng = t.rng * 25214903917ull + 11;
+    const long b = long((t.rng >> 16) % uint64_t(W));  // window shrinks by b: dynamic window
+    const long lo = std::max(0L, long(i) - W + b), hi = std::min(long(n) - 1, long(i) + W - b);
+    const uint32_t word = sent[i];
+    if (!m.cbow) {
+      for (long c = lo; c <= hi; ++c) {
+        if (c == long(i)) continue;
+        const uint32_t ctx = sent[c];
+        float* l1 = m.syn0 + size_t(ctx) * S;
+        Zero(t.neu1e, S);
+        Predict(m, word, l1, t.neu1e, alpha, t);
+        Axpy(1.0f, t.neu1e, l1, S);
+        CountUpdate(m, ctx);
+      }
+    } else {
+      Zero(t.neu1, S);
+      size_t cw = 0;
+      for (long c = lo; c <= hi; ++c) {
+        if (c == long(i)) continue;
+        Axpy(1.0f, m.syn0 + size_t(sent[c]) * S, t.neu1, S);
+        ++cw;
+      }
+      if (cw == 0) continue;
+      {
+        const hn::ScalableTag<float> d;
+        const auto inv = hn::Set(d, 1.0f / float(cw));
+        for (size_t k = 0; k < S; k += hn::Lanes(d))
+          hn::StoreU(hn::Mul(hn::LoadU(d, t.neu1 + k), inv), d, t.neu1 + k);
+      }
+      Zero(t.neu1e, S);
+      Predict(m, word, t.neu1, t.neu1e, alpha, t);
+      for (long c = lo; c <= hi; ++c) {
+        if (c == long(i)) continue;
+        Axpy(1.0f, t.neu1e, m.syn0 + size_t(sent[c]) * S, S);
+        CountUpdate(m, sent[c]);
+      }
+    }
+  }
+}
+
+float DotSimd(const float* a, const float* b, size_t stride) { return Dot(a, b, stride); }
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace embedscope
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace embedscope {
+HWY_EXPORT(TrainSentence);
+HWY_EXPORT(DotSimd);
+HWY_EXPORT(TargetName);
+
+void w2v_train_sentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
+                        W2vThread& t) {
+  HWY_DYNAMIC_DISPATCH(TrainSentence)(m, sent, n, alpha, t);
+}
+
+const char* w2v_simd_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+float w2v_dot_simd(const float* a, const float* b, size_t stride) {
+  return HWY_DYNAMIC_DISPATCH(DotSimd)(a, b, stride);
+}
+
+float w2v_dot_scalar(const float* a, const float* b, size_t n) {
+  float s = 0;
+  for (size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+}  // namespace embedscope
+#endif

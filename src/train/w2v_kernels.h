@@ -1,0 +1,49 @@
+// The word2vec inner loops (skip-gram / CBOW x negative sampling / hierarchical softmax),
+// compiled for every SIMD target Highway knows and dispatched once per sentence.
+// Private to src/train. Rows are `stride` floats apart (stride: dim rounded up to 16, the
+// padding stays zero because every update to it is a multiple of zero).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace embedscope {
+
+inline constexpr size_t kStrideAlign = 16;
+
+struct W2vShared {
+  size_t stride = 0;
+  float* syn0 = nullptr;
+  float* syn1neg = nullptr;   // null when negative == 0
+  float* syn1 = nullptr;      // null unless hs
+  bool cbow = false;
+  size_t window = 5, negative = 5;
+  const uint32_t* neg_table = nullptr;
+  uint64_t neg_table_size = 0;
+  // Hierarchical softmax: row r's path is hs_points/hs_codes[hs_offset[r] .. hs_offset[r+1]).
+  const uint32_t* hs_offset = nullptr;
+  const uint32_t* hs_points = nullptr;
+  const uint8_t* hs_codes = nullptr;
+  uint64_t* row_updates = nullptr;  // optional (row statistics)
+};
+
+struct W2vThread {
+  uint64_t rng = 0;
+  double loss = 0;
+  uint64_t n_loss = 0;
+  float* neu1 = nullptr;   // stride floats, aligned
+  float* neu1e = nullptr;
+};
+
+// Trains on one sentence of row ids (already subsampled) with learning rate alpha.
+void w2v_train_sentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
+                        W2vThread& t);
+// Name of the SIMD target the dispatcher picked ("AVX3", "AVX2", "SSE4", "EMU128").
+const char* w2v_simd_target();
+
+// Scalar twin of the dot product and axpy used by the kernels (tests compare against it).
+float w2v_dot_scalar(const float* a, const float* b, size_t n);
+float w2v_dot_simd(const float* a, const float* b, size_t stride);
+
+}  // namespace embedscope

@@ -1,0 +1,478 @@
+// word2vec trainer: vocabulary against Python's own counting, learning on a corpus with known
+// structure, determinism, bit-identical resume, checkpoint damage, full disk, bad input.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "embedscope/core/error.h"
+#include "embedscope/tokenizer/bpe.h"
+#include "embedscope/train/word2vec.h"
+#include "test_util.h"
+#include "train/rng.h"
+#include "train/w2v_kernels.h"
+
+using namespace embedscope;
+using json = nlohmann::json;
+
+namespace {
+
+// Two topics whose words never share a sentence: "aK" words and "bK" words. Training must put
+// each word nearer to its own topic.
+std::string topic_corpus(size_t n_sentences, uint64_t seed) {
+  SplitMix64 r(seed);
+  std::string s;
+  for (size_t i = 0; i < n_sentences; ++i) {
+    char topic = (r.next() & 1) ? 'a' : 'b';
+    for (int w = 0; w < 10; ++w) {
+      s += topic;
+      s += std::to_string(r.next() % 20);
+      s += w == 9 ? '\n' : ' ';
+    }
+  }
+  return s;
+}
+
+double cosine(const EmbeddingTable& t, size_t a, size_t b) {
+  auto x = t.row(a), y = t.row(b);
+  double d = 0, nx = 0, ny = 0;
+  for (size_t i = 0; i < x.size(); ++i) d += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
+  return d / std::sqrt(nx * ny);
+}
+
+// Mean cosine within topics minus mean cosine across topics.
+double topic_separation(const Word2VecResult& r) {
+  double in = 0, across = 0;
+  size_t n_in = 0, n_across = 0;
+  for (size_t i = 0; i < r.vocab.size(); ++i)
+    for (size_t j = i + 1; j < r.vocab.size(); ++j) {
+      bool same = r.vocab.token(TokenId(i))[0] == r.vocab.token(TokenId(j))[0];
+      double c = cosine(r.table, i, j);
+      (same ? in : across) += c;
+      ++(same ? n_in : n_across);
+    }
+  return in / double(n_in) - across / double(n_across);
+}
+
+Word2VecOptions small_options() {
+  Word2VecOptions o;
+  o.dim = 16;
+  o.window = 3;
+  o.epochs = 3;
+  o.min_count = 1;
+  o.sample = 0;
+  o.seed = 7;
+  return o;
+}
+
+bool tables_equal(const EmbeddingTable& a, const EmbeddingTable& b) {
+  return a.n_rows() == b.n_rows() && a.dim() == b.dim() &&
+         std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
+}
+
+template <class F>
+Error expect_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no embedscope::Error thrown";
+  return Error(ErrorCode::kIo, "");
+}
+
+}  // namespace
+
+TEST(Word2VecKernels, SimdDotEqualsScalarOnIntegers) {
+  std::vector<float> a(112, 0.0f), b(112, 0.0f);
+  for (size_t i = 0; i < 100; ++i) a[i] = float(int(i % 7) - 3), b[i] = float(int(i % 5) - 2);
+  EXPECT_EQ(w2v_dot_simd(a.data(), b.data(), 112), w2v_dot_scalar(a.data(), b.data(), 100));
+  EXPECT_NE(std::string(w2v_simd_target()), "");
+}
+
+TEST(Word2VecVocab, CountsMatchPythonSplit) {
+  test::TempDir d;
+  std::string text = topic_corpus(300, 1) + "rare once\n  tabs\tand\r\nspaces  \nlast line no newline";
+  test::write_file(d.file("c.txt"), text);
+  auto r = test::run_python(
+      "import sys, collections, json\n"
+      "c = collections.Counter(open(sys.argv[1], 'rb').read().split())\n"
+      "print(json.dumps({k.decode('latin-1'): v for k, v in c.items()}))\n",
+      {d.file("c.txt")});
+  json want = json::parse(r.out);
+  Word2VecOptions o = small_options();
+  o.min_count = 2;
+  o.epochs = 1;
+  Word2VecResult res = train_word2vec({d.file("c.txt")}, o);
+  size_t expected_rows = 0;
+  for (auto& [k, v] : want.items()) expected_rows += v.get<uint64_t>() >= 2;
+  ASSERT_EQ(res.vocab.size(), expected_rows);
+  for (size_t i = 0; i < res.vocab.size(); ++i) {
+    const std::string& w = res.vocab.token(TokenId(i));
+    EXPECT_EQ(res.vocab.counts()[i], want.at(w).get<uint64_t>()) << w;
+    if (i > 0) EXPECT_GE(res.vocab.counts()[i - 1], res.vocab.counts()[i]);  // most frequent first
+  }
+  uint64_t total = 0;
+  for (auto& [k, v] : want.items()) total += v.get<uint64_t>();
+  EXPECT_EQ(res.corpus_words, total);
+  EXPECT_TRUE(res.vocab.find("no").has_value() == false);  // count 1 < min_count
+}
+
+TEST(Word2VecVocab, MaxVocabKeepsTheMostFrequent) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), "x x x x y y y z z w\n");
+  Word2VecOptions o = small_options();
+  o.max_vocab = 2;
+  Word2VecResult r = train_word2vec({d.file("c.txt")}, o);
+  ASSERT_EQ(r.vocab.size(), 2u);
+  EXPECT_EQ(r.vocab.token(0), "x");
+  EXPECT_EQ(r.vocab.token(1), "y");
+  EXPECT_EQ(r.vocab.counts(), (std::vector<uint64_t>{4, 3}));
+}
+
+TEST(Word2VecTraining, EveryModeLearnsTopics) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(3000, 2));
+  struct Mode {
+    W2vArch arch;
+    size_t negative;
+    bool hs;
+  };
+  for (Mode m : {Mode{W2vArch::kSkipGram, 5, false}, Mode{W2vArch::kCbow, 5, false},
+                 Mode{W2vArch::kSkipGram, 0, true}, Mode{W2vArch::kCbow, 0, true},
+                 Mode{W2vArch::kSkipGram, 3, true}}) {
+    Word2VecOptions o = small_options();
+    o.arch = m.arch;
+    o.negative = m.negative;
+    o.hs = m.hs;
+    Word2VecResult r = train_word2vec({d.file("c.txt")}, o);
+    SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") +
+                 " negative " + std::to_string(m.negative) + (m.hs ? " hs" : ""));
+    EXPECT_EQ(r.vocab.size(), 40u);
+    EXPECT_GT(topic_separation(r), 0.3);
+    EXPECT_GT(r.final_loss, 0.0);
+    EXPECT_TRUE(std::isfinite(r.final_loss));
+  }
+}
+
+TEST(Word2VecTraining, LossFallsWithTraining) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(3000, 3));
+  Word2VecOptions o = small_options();
+  o.epochs = 1;
+  double one = train_word2vec({d.file("c.txt")}, o).final_loss;
+  o.epochs = 6;
+  double six = train_word2vec({d.file("c.txt")}, o).final_loss;
+  EXPECT_LT(six, one);
+}
+
+TEST(Word2VecTraining, OneThreadIsReproducibleAndSeedMatters) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(2000, 4));
+  Word2VecOptions o = small_options();
+  o.sample = 1e-2;
+  auto a = train_word2vec({d.file("c.txt")}, o);
+  auto b = train_word2vec({d.file("c.txt")}, o);
+  EXPECT_TRUE(tables_equal(a.table, b.table));
+  o.seed = 8;
+  auto c = train_word2vec({d.file("c.txt")}, o);
+  EXPECT_FALSE(tables_equal(a.table, c.table));
+}
+
+TEST(Word2VecTraining, TwoThreadsLearnToo) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(3000, 5));
+  Word2VecOptions o = small_options();
+  o.threads = 2;
+  EXPECT_GT(topic_separation(train_word2vec({d.file("c.txt")}, o)), 0.3);
+}
+
+TEST(Word2VecTraining, ReadsAFolderInSortedOrder) {
+  test::TempDir d;
+  std::filesystem::create_directories(d.file("corpus/sub"));
+  test::write_file(d.file("corpus/b.txt"), "p q r\n");
+  test::write_file(d.file("corpus/sub/c.txt"), "p q\n");
+  test::write_file(d.file("corpus/a.txt"), "p\n");
+  Word2VecOptions o = small_options();
+  auto r = train_word2vec({d.file("corpus")}, o);
+  EXPECT_EQ(r.corpus_words, 6u);
+  EXPECT_EQ(r.vocab.counts(), (std::vector<uint64_t>{3, 2, 1}));
+}
+
+TEST(Word2VecTraining, RowStatsCountUpdatesAndDrift) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(500, 6));
+  Word2VecOptions o = small_options();
+  o.row_stats = true;
+  auto r = train_word2vec({d.file("c.txt")}, o);
+  ASSERT_EQ(r.row_updates.size(), r.vocab.size());
+  for (size_t i = 0; i < r.vocab.size(); ++i) {
+    EXPECT_GT(r.row_updates[i], 0u);
+    EXPECT_GT(r.row_drift[i], 0.0f);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints.
+
+TEST(Word2VecCheckpoint, ResumeIsBitIdenticalInOneThreadMode) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(8000, 7));  // 80k words: 3 segments per epoch
+  for (bool hs : {false, true}) {
+    Word2VecOptions o = small_options();
+    o.hs = hs;
+    o.sample = 1e-2;
+    o.row_stats = true;
+    auto full = train_word2vec({d.file("c.txt")}, o);
+    o.checkpoint_path = d.file(hs ? "hs.ckpt" : "ns.ckpt");
+    o.checkpoint_every = 1;  // every segment
+    o.stop_after_segments = 4;
+    auto cut = train_word2vec({d.file("c.txt")}, o);
+    EXPECT_FALSE(cut.completed);
+    ASSERT_TRUE(std::filesystem::exists(o.checkpoint_path));
+    o.stop_after_segments = 0;
+    o.resume = true;
+    auto resumed = train_word2vec({d.file("c.txt")}, o);
+    EXPECT_TRUE(resumed.completed);
+    EXPECT_TRUE(tables_equal(full.table, resumed.table)) << (hs ? "hs" : "negative sampling");
+    EXPECT_EQ(full.final_loss, resumed.final_loss);
+    EXPECT_EQ(full.row_updates, resumed.row_updates);
+    EXPECT_EQ(full.trained_words, resumed.trained_words);
+  }
+}
+
+TEST(Word2VecCheckpoint, RejectsDamagedCheckpoint) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(4000, 8));
+  Word2VecOptions o = small_options();
+  o.checkpoint_path = d.file("x.ckpt");
+  o.checkpoint_every = 1;
+  o.stop_after_segments = 1;
+  train_word2vec({d.file("c.txt")}, o);
+  std::string good = test::read_file(o.checkpoint_path);
+  o.stop_after_segments = 0;
+  o.resume = true;
+
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x10;
+  test::write_file(o.checkpoint_path, flipped);
+  Error e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+
+  test::write_file(o.checkpoint_path, good.substr(0, good.size() - 100));
+  e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(std::string(e.what()).find("x.ckpt"), std::string::npos) << e.what();
+}
+
+TEST(Word2VecCheckpoint, RejectsCheckpointOfOtherSettings) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(4000, 9));
+  Word2VecOptions o = small_options();
+  o.checkpoint_path = d.file("x.ckpt");
+  o.checkpoint_every = 1;
+  o.stop_after_segments = 1;
+  train_word2vec({d.file("c.txt")}, o);
+  o.stop_after_segments = 0;
+  o.resume = true;
+  o.dim = 17;
+  Error e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("dim = 16"), std::string::npos) << e.what();
+}
+
+// A full disk while writing a checkpoint: RLIMIT_FSIZE in a child process makes write() fail
+// with EFBIG (SIGXFSZ ignored), like ENOSPC. The error must surface and the previous
+// checkpoint must stay loadable, with no temp file left behind.
+TEST(Word2VecCheckpoint, FullDiskKeepsThePreviousCheckpoint) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(4000, 10));
+  Word2VecOptions o = small_options();
+  o.checkpoint_path = d.file("x.ckpt");
+  o.checkpoint_every = 1;
+  o.stop_after_segments = 1;
+  train_word2vec({d.file("c.txt")}, o);
+  std::string before = test::read_file(o.checkpoint_path);
+  ASSERT_GT(before.size(), 1000u);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {rlim_t(before.size() / 2), rlim_t(before.size() / 2)};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    Word2VecOptions c = o;
+    c.stop_after_segments = 3;
+    c.work_dir = "/dev/shm";  // the id stream is small enough; keep it off the limited writes
+    try {
+      train_word2vec({d.file("c.txt")}, c);
+    } catch (const Error& e) {
+      _exit(e.code() == ErrorCode::kIo ? 42 : 43);
+    } catch (...) {
+      _exit(44);
+    }
+    _exit(45);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 42);
+  EXPECT_EQ(test::read_file(o.checkpoint_path), before);
+  for (auto& e : std::filesystem::directory_iterator(d.path()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  o.stop_after_segments = 0;
+  o.resume = true;
+  EXPECT_TRUE(train_word2vec({d.file("c.txt")}, o).completed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input (reliability.md 6.6 C1-C3).
+
+TEST(Word2VecBadInput, EmptyCorpusIsAnError) {
+  test::TempDir d;
+  test::write_file(d.file("empty.txt"), "");
+  test::write_file(d.file("blank.txt"), " \n\n\t\n");
+  for (const char* f : {"empty.txt", "blank.txt"}) {
+    Error e = expect_error([&] { train_word2vec({d.file(f)}, small_options()); });
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("empty vocabulary"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Word2VecBadInput, AllWordsBelowMinCountNamesTheSetting) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), "one two three two\n");
+  Word2VecOptions o = small_options();
+  o.min_count = 5;
+  Error e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  std::string m = e.what();
+  EXPECT_NE(m.find("min_count = 5"), std::string::npos) << m;
+  EXPECT_NE(m.find("3 distinct words"), std::string::npos) << m;
+}
+
+TEST(Word2VecBadInput, InvalidUtf8IsKeptVerbatim) {
+  test::TempDir d;
+  std::string bad1 = "caf\xE9", bad2 = "\xC0\xAF", bad3 = "x\xED\xA0\x80y";
+  std::string text;
+  for (int i = 0; i < 5; ++i) text += bad1 + " " + bad2 + " " + bad3 + " ok\n";
+  test::write_file(d.file("c.txt"), text);
+  auto r = train_word2vec({d.file("c.txt")}, small_options());
+  EXPECT_EQ(r.vocab.size(), 4u);
+  for (const std::string& w : {bad1, bad2, bad3}) {
+    auto id = r.vocab.find(w);
+    ASSERT_TRUE(id.has_value());
+    EXPECT_EQ(r.vocab.counts()[size_t(*id)], 5u);
+  }
+}
+
+TEST(Word2VecBadInput, OneHugeLineWithoutNewlineIsCountedWhole) {
+  test::TempDir d;
+  std::string line;
+  SplitMix64 r(3);
+  size_t n = 0;
+  while (line.size() < 3 * (size_t(1) << 20)) {  // 3 MiB, longer than the 1 MiB line limit
+    line += "w" + std::to_string(r.next() % 50) + " ";
+    ++n;
+  }
+  line += "tail";  // the last word, with no newline after it
+  ++n;
+  std::string huge_word(5000, 'z');  // cut to kMaxWordBytes
+  test::write_file(d.file("c.txt"), line);
+  test::write_file(d.file("w.txt"), huge_word + " " + huge_word + "\n");
+  Word2VecOptions o = small_options();
+  o.epochs = 1;
+  auto res = train_word2vec({d.file("c.txt")}, o);
+  EXPECT_EQ(res.corpus_words, n);
+  ASSERT_TRUE(res.vocab.find("tail").has_value());
+  auto w = train_word2vec({d.file("w.txt")}, o);
+  ASSERT_EQ(w.vocab.size(), 1u);
+  EXPECT_EQ(w.vocab.token(0).size(), kMaxWordBytes);
+}
+
+TEST(Word2VecBadInput, RejectsZeroOrAbsurdSettings) {
+  struct Case {
+    std::function<void(Word2VecOptions&)> set;
+    std::string needle;
+  };
+  std::vector<Case> cases = {
+      {[](auto& o) { o.dim = 0; }, "dim 0"},
+      {[](auto& o) { o.dim = 1000000; }, "dim 1e+06"},
+      {[](auto& o) { o.window = 0; }, "window 0"},
+      {[](auto& o) { o.window = 5000; }, "window 5000"},
+      {[](auto& o) { o.epochs = 0; }, "epochs 0"},
+      {[](auto& o) { o.threads = 0; }, "threads 0"},
+      {[](auto& o) { o.sample = 2; }, "sample 2"},
+      {[](auto& o) { o.negative = 0; }, "nothing to train"},
+      {[](auto& o) { o.lr = -1; }, "lr -1"},
+  };
+  for (auto& c : cases) {
+    Word2VecOptions o = small_options();
+    c.set(o);
+    Error e = expect_error([&] { validate_word2vec_options(o); });
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Word2VecBadInput, MissingInputAndUnwritableWorkDir) {
+  test::TempDir d;
+  Error e = expect_error([&] { train_word2vec({d.file("nope.txt")}, small_options()); });
+  EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  EXPECT_NE(std::string(e.what()).find("nope.txt"), std::string::npos);
+  test::write_file(d.file("c.txt"), "a b c\n");
+  Word2VecOptions o = small_options();
+  o.work_dir = d.file("missing-dir");
+  e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_NE(std::string(e.what()).find("missing-dir"), std::string::npos) << e.what();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token mode: one row per GPT-2 id, counts equal to the reference encoder's (node
+// gpt-3-encoder, which setup installs).
+
+TEST(Word2VecTokens, Gpt2RowsAndCountsMatchTheReferenceEncoder) {
+  BpeTokenizer tok = BpeTokenizer::gpt2_default();
+  test::TempDir d;
+  std::string text =
+      "The quick brown fox jumps over the lazy dog.\nOn Monday and Tuesday the fox ran.\n"
+      "Don't stop: 3.14159 is pi, isn't it?\n  Indented line with  double  spaces\n";
+  std::string corpus;
+  for (int i = 0; i < 20; ++i) corpus += text;
+  test::write_file(d.file("c.txt"), corpus);
+  std::string home = std::getenv("EMBEDSCOPE_HOME") ? std::getenv("EMBEDSCOPE_HOME")
+                                                    : std::string(std::getenv("HOME")) + "/.cache/embedscope";
+  test::write_file(d.file("count.js"),
+                   "const enc = require(process.argv[2] + '/npm/node_modules/gpt-3-encoder');\n"
+                   "const fs = require('fs');\n"
+                   "const lines = fs.readFileSync(process.argv[3], 'utf8').split('\\n');\n"
+                   "const c = {};\n"
+                   "for (const l of lines) for (const id of enc.encode(l)) c[id] = (c[id] || 0) + 1;\n"
+                   "console.log(JSON.stringify(c));\n");
+  auto r = test::run("/usr/bin/node " + test::shell_quote(d.file("count.js")) + " " +
+                     test::shell_quote(home) + " " + test::shell_quote(d.file("c.txt")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json want = json::parse(r.out);
+  Word2VecOptions o = small_options();
+  o.tokenizer = &tok;
+  o.tokenizer_name = "gpt2";
+  o.epochs = 1;
+  auto res = train_word2vec({d.file("c.txt")}, o);
+  ASSERT_EQ(res.vocab.size(), tok.vocab_size());
+  ASSERT_EQ(res.table.n_rows(), tok.vocab_size());
+  uint64_t nonzero = 0;
+  for (size_t i = 0; i < res.vocab.size(); ++i) {
+    uint64_t expected = want.contains(std::to_string(i)) ? want[std::to_string(i)].get<uint64_t>() : 0;
+    EXPECT_EQ(res.vocab.counts()[i], expected) << "id " << i;
+    EXPECT_EQ(res.trained[i], expected > 0 ? 1 : 0);
+    nonzero += expected > 0;
+  }
+  EXPECT_EQ(nonzero, want.size());
+  EXPECT_EQ(res.vocab.token(3644), " computer");
+}
