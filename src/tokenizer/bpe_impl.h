@@ -1,0 +1,129 @@
+// BpeTokenizer::Impl and its lookup tables (internal to the tokenizer module).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embedscope/tokenizer/bpe.h"
+
+namespace embedscope {
+
+// Fast non-cryptographic hash of short byte strings (token lookup on the hot path).
+inline uint64_t hash_bytes(const char* p, size_t n) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t h = 0x243F6A8885A308D3ull ^ (n * kMul);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+    p += 8, n -= 8;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * kMul;
+  h ^= h >> 32;
+  return h * kMul;
+}
+
+// Open-addressing map from token bytes to id; the bytes live in Impl::tokens.
+class TokenIndex {
+ public:
+  void build(const std::vector<std::string>& tokens);
+  // -1 when absent.
+  TokenId find(const std::vector<std::string>& tokens, const char* p, size_t n) const {
+    if (slots_.empty()) return -1;
+    uint64_t h = hash_bytes(p, n);
+    uint32_t tag = uint32_t(h >> 32) | 1u;
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.tag == 0) return -1;
+      if (s.tag == tag) {
+        const std::string& t = tokens[size_t(s.id)];
+        if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return s.id;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;  // 0 = empty
+    TokenId id = -1;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+// Open-addressing map from a pair of ids to (rank, merged id).
+class PairIndex {
+ public:
+  struct Value {
+    uint32_t rank;
+    TokenId id;
+  };
+  void reserve(size_t n);
+  // False if the pair was already present (value left unchanged).
+  bool insert(TokenId a, TokenId b, Value v);
+  const Value* find(TokenId a, TokenId b) const {
+    uint64_t key = (uint64_t(uint32_t(a)) << 32) | uint32_t(b);
+    for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.key == kEmpty) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;
+  struct Slot {
+    uint64_t key = kEmpty;
+    Value value{};
+  };
+  size_t slot_of(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_); }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  int shift_ = 63;
+};
+
+struct BpeTokenizer::Impl {
+  std::string source;
+  std::vector<std::string> tokens;   // raw bytes by id
+  TokenIndex index;
+  PairIndex merges;
+  size_t n_merges = 0;
+  std::array<TokenId, 256> byte_token{};
+  std::vector<uint8_t> special;      // 1 for special ids
+  std::vector<TokenId> special_ids;  // longest content first (leftmost-longest matching)
+  PreTokenizerKind pre_tokenizer = PreTokenizerKind::kGpt2;
+  // tokenizer.json model.ignore_merges (Llama-3): a pre-token that is a token is taken whole.
+  bool ignore_merges = false;
+  // Per token: does BPE of its own bytes give exactly this token? 0 unknown, 1 yes, 2 no.
+  // Filled lazily (benign races: every writer stores the same value), so that the whole-piece
+  // shortcut stays exact even for vocabularies with tokens that merges cannot reach.
+  mutable std::unique_ptr<std::atomic<uint8_t>[]> whole_ok;
+
+  std::unique_ptr<Impl> clone() const;
+  // BPE of one pre-token (bytes), appended to out.
+  void bpe(const char* p, size_t n, std::vector<TokenId>* out) const;
+  void bpe_small(const char* p, size_t n, std::vector<TokenId>* out) const;  // O(n^2), the reference
+  void bpe_heap(const char* p, size_t n, std::vector<TokenId>* out) const;   // O(n log n)
+  // Encodes text (no special handling), appending ids and (if offsets) byte offsets + base.
+  void encode_plain(std::string_view text, size_t base, std::vector<TokenId>* ids,
+                    std::vector<size_t>* offsets) const;
+  void encode(std::string_view text, bool allow_special, std::vector<TokenId>* ids,
+              std::vector<size_t>* offsets) const;
+};
+
+// GPT-2's bytes_to_unicode(): the printable stand-in code point of each byte.
+const std::array<uint32_t, 256>& byte_to_unicode();
+// Decodes a byte-level string (e.g. "Ġcomputer") to raw bytes; nullopt-like false when a
+// character is outside the alphabet (*bad_pos = its byte offset).
+bool byte_level_decode(std::string_view s, std::string* out, size_t* bad_pos);
+
+}  // namespace embedscope

