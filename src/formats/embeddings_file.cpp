@@ -147,7 +147,10 @@ LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& opt
                          "word2vec text/binary, GloVe or fastText .vec); pass the format "
                          "explicitly if the content is right");
   }
-  for (const auto& w : e.warnings) log_warning(w);
+  // The word2vec readers log their own warnings; ours leave it to this entry point so that
+  // SafetensorsFile / load_npy_bytes stay silent for callers that handle warnings themselves.
+  if (f == FileFormat::kSafetensors || f == FileFormat::kNpy)
+    for (const auto& w : e.warnings) log_warning(w);
   return e;
 }
 
