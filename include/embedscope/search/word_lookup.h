@@ -1,0 +1,76 @@
+// Word -> rows: how a query word typed by a user becomes rows of a model's matrix.
+//
+// Word-level models (word2vec, GloVe, fastText .vec: a Vocabulary of words, no tokenizer):
+//   the exact word, else its lower-case form.
+// Token models (a BPE tokenizer beside the weights, inside a GGUF, or GPT-2's vocabulary for a
+// bare 50257-row matrix without one):
+//   the space-prefixed single token (" computer", the row running text uses) when it exists,
+//   else the bare single token, else the pieces of " word" (their mean is the query; the pieces
+//   are reported so the user sees what was averaged). A query that already starts with a space
+//   is looked up as that exact token first.
+// "#123" always means row 123 (Error(kOutOfRange) beyond the searchable rows).
+//
+// exclude lists the query's own rows and its variants ("computer", " computer", "Computer",
+// " Computer"; for word models the as-typed, lower-case and capitalised words), which
+// neighbour lists leave out by default.
+//
+// Lifetime: a WordLookup keeps pointers into the Model (its vocabulary); the Model must outlive
+// it. Thread-safety: const methods may be called concurrently.
+//
+//   Model m = load_model("gpt2");
+//   WordLookup words(m);
+//   std::optional<ResolvedWord> w = words.resolve("computer");   // ids {3644}, how "token"
+//   words.display(3644);                                          // "␣computer"
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embedscope/core/vocabulary.h"
+#include "embedscope/formats/model.h"
+#include "embedscope/tokenizer/bpe.h"
+
+namespace embedscope {
+
+struct ResolvedWord {
+  std::string query;               // as typed
+  std::vector<TokenId> ids;        // rows whose mean is the query vector (at least one)
+  std::vector<std::string> pieces; // readable form of each id (display())
+  std::string how;                 // "id", "word", "lowercase", "token", "bare-token", "pieces"
+  std::vector<TokenId> exclude;    // the query's own rows and variants, sorted, unique
+};
+
+class WordLookup {
+ public:
+  // Picks the tokenizer as described above; n_rows = model.n_search_rows (or the table's rows).
+  explicit WordLookup(const Model& model);
+  // Explicit parts: vocab may be null or empty; tok may be empty.
+  WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows);
+
+  bool has_tokenizer() const { return tok_.has_value(); }
+  const BpeTokenizer* tokenizer() const { return tok_ ? &*tok_ : nullptr; }
+  const Vocabulary* vocab() const { return vocab_; }
+  size_t n_rows() const { return n_rows_; }
+
+  // std::nullopt when the word is not in the vocabulary (token models: never, since any word
+  // encodes to pieces). Error(kOutOfRange) for "#N" beyond n_rows(), Error(kInvalidArgument)
+  // for an empty word or "#" followed by something other than digits.
+  std::optional<ResolvedWord> resolve(std::string_view query) const;
+
+  // Readable token ("␣computer" for token models, the word for word models, "#N" when the row
+  // has no known string).
+  std::string display(TokenId id) const;
+  // Raw bytes of the row's token or word ("" when unknown).
+  std::string raw_token(TokenId id) const;
+  // Special (tokenizer-declared) token.
+  bool is_special(TokenId id) const;
+
+ private:
+  const Vocabulary* vocab_ = nullptr;
+  std::optional<BpeTokenizer> tok_;
+  size_t n_rows_ = 0;
+};
+
+}  // namespace embedscope

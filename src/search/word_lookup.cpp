@@ -1,0 +1,141 @@
+#include "embedscope/search/word_lookup.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "embedscope/core/error.h"
+
+namespace embedscope {
+
+namespace {
+
+std::string ascii_lower(std::string_view s) {
+  std::string o(s);
+  for (char& c : o)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return o;
+}
+
+std::string capitalised(std::string_view s) {
+  std::string o = ascii_lower(s);
+  if (!o.empty() && o[0] >= 'a' && o[0] <= 'z') o[0] = char(o[0] - 'a' + 'A');
+  return o;
+}
+
+// GPT-2's table has 50257 rows; checkpoints pad it to a multiple of 64 (50304).
+bool looks_like_gpt2(size_t n_rows) { return n_rows >= 50257 && n_rows <= 50304; }
+
+}  // namespace
+
+WordLookup::WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows)
+    : vocab_(vocab), tok_(std::move(tok)), n_rows_(n_rows) {}
+
+WordLookup::WordLookup(const Model& m) : vocab_(&m.emb.vocab) {
+  n_rows_ = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
+  if (!m.dir.empty()) tok_ = BpeTokenizer::find_in_dir(m.dir);
+  if (!tok_ && m.emb.format == FileFormat::kGguf) tok_ = BpeTokenizer::from_gguf(m.path);
+  if (!tok_ && m.emb.vocab.empty() && looks_like_gpt2(m.emb.table.n_rows())) {
+    // A bare GPT-2-shaped matrix: GPT-2's vocabulary (fetched by setup) when it is there; a
+    // missing one only means words can't be looked up, "#id" queries still work.
+    try {
+      tok_ = BpeTokenizer::gpt2_default();
+    } catch (const Error&) {
+    }
+  }
+}
+
+std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
+  if (q.empty()) throw Error(ErrorCode::kInvalidArgument, "empty query word");
+  ResolvedWord r;
+  r.query = std::string(q);
+  auto finish = [&](std::string how) {
+    r.how = std::move(how);
+    for (TokenId id : r.ids) {
+      if (id < 0 || size_t(id) >= n_rows_)
+        throw Error(ErrorCode::kOutOfRange, "'" + r.query + "' maps to row " +
+                                                std::to_string(id) + ", beyond the " +
+                                                std::to_string(n_rows_) + " searchable rows");
+      r.pieces.push_back(display(id));
+      r.exclude.push_back(id);
+    }
+    std::sort(r.exclude.begin(), r.exclude.end());
+    r.exclude.erase(std::unique(r.exclude.begin(), r.exclude.end()), r.exclude.end());
+    return std::optional<ResolvedWord>(std::move(r));
+  };
+  if (q.size() > 1 && q[0] == '#') {
+    int64_t id = -1;
+    auto [p, ec] = std::from_chars(q.data() + 1, q.data() + q.size(), id);
+    if (ec != std::errc() || p != q.data() + q.size() || id < 0)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "'" + std::string(q) + "': expected '#' followed by a row id (digits)");
+    if (size_t(id) >= n_rows_)
+      throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(id) + " is out of range (" +
+                                              std::to_string(n_rows_) + " rows)");
+    r.ids = {TokenId(id)};
+    return finish("id");
+  }
+  if (tok_) {
+    auto add_variants = [&](std::string_view w) {
+      for (const WordVariant& v : word_variants(*tok_, w))
+        if (v.single_token() && v.ids[0] >= 0 && size_t(v.ids[0]) < n_rows_)
+          r.exclude.push_back(v.ids[0]);
+    };
+    if (q[0] == ' ') {
+      if (auto id = tok_->token_id(q)) {
+        r.ids = {*id};
+        add_variants(q.substr(1));
+        return finish("token");
+      }
+    }
+    add_variants(q);
+    if (auto id = tok_->token_id(" " + std::string(q))) {
+      r.ids = {*id};
+      return finish("token");
+    }
+    if (auto id = tok_->token_id(q)) {
+      r.ids = {*id};
+      return finish("bare-token");
+    }
+    r.ids = tok_->encode(" " + std::string(q));
+    if (r.ids.empty()) return std::nullopt;
+    return finish("pieces");
+  }
+  if (!vocab_ || vocab_->empty()) return std::nullopt;
+  auto add = [&](const std::string& w) {
+    if (auto id = vocab_->find(w); id && size_t(*id) < n_rows_) r.exclude.push_back(*id);
+  };
+  add(std::string(q));
+  add(ascii_lower(q));
+  add(capitalised(q));
+  if (auto id = vocab_->find(q); id && size_t(*id) < n_rows_) {
+    r.ids = {*id};
+    return finish("word");
+  }
+  if (auto id = vocab_->find(ascii_lower(q)); id && size_t(*id) < n_rows_) {
+    r.ids = {*id};
+    return finish("lowercase");
+  }
+  return std::nullopt;
+}
+
+std::string WordLookup::display(TokenId id) const {
+  if (id >= 0) {
+    if (tok_ && size_t(id) < tok_->vocab_size()) return tok_->display(id);
+    if (vocab_ && size_t(id) < vocab_->size()) return vocab_->token(id);
+  }
+  return "#" + std::to_string(id);
+}
+
+std::string WordLookup::raw_token(TokenId id) const {
+  if (id >= 0) {
+    if (tok_ && size_t(id) < tok_->vocab_size()) return tok_->token_bytes(id);
+    if (vocab_ && size_t(id) < vocab_->size()) return vocab_->token(id);
+  }
+  return "";
+}
+
+bool WordLookup::is_special(TokenId id) const {
+  return tok_ && id >= 0 && size_t(id) < tok_->vocab_size() && tok_->is_special(id);
+}
+
+}  // namespace embedscope
