@@ -15,6 +15,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <atomic>
@@ -55,6 +56,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using w2v_detail::kMaxExp;
 using w2v_detail::kTableSize;
+constexpr size_t kMaxNegativeInline = 1000;  // == kMaxNegative (word2vec.h)
 
 HWY_INLINE float Dot(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t stride) {
   const hn::ScalableTag<float> d;
@@ -121,20 +123,21 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
     }
   }
   if (m.negative > 0) {
-    for (size_t d = 0; d <= m.negative; ++d) {
-      uint32_t target;
-      float label;
-      if (d == 0) {
-        target = word;
-        label = 1.0f;
-      } else {
-        t.rng = t.rng * 25214903917ull + 11;
-        target = m.neg_table[(t.rng >> 16) % m.neg_table_size];
-        if (target == word) continue;
-        label = 0.0f;
-      }
-      float* out = m.syn1neg + size_t(target) * S;
-      float g = Gradient(Dot(l1, out, S), label, alpha, t);
+    // Draw the negatives first (same generator sequence as drawing them one by one) so their
+    // rows can be prefetched: the random output rows are the trainer's main cache misses.
+    uint32_t targets[kMaxNegativeInline + 1];
+    size_t n_t = 0;
+    targets[n_t++] = word;
+    for (size_t d = 0; d < m.negative; ++d) {
+      t.rng = t.rng * 25214903917ull + 11;
+      uint32_t target = m.neg_table[(t.rng >> 16) % m.neg_table_size];
+      if (target == word) continue;
+      targets[n_t++] = target;
+      hwy::Prefetch(m.syn1neg + size_t(target) * S);
+    }
+    for (size_t k = 0; k < n_t; ++k) {
+      float* out = m.syn1neg + size_t(targets[k]) * S;
+      float g = Gradient(Dot(l1, out, S), k == 0 ? 1.0f : 0.0f, alpha, t);
       Update(g, l1, out, neu1e, S);
     }
   }

@@ -48,6 +48,7 @@
 #include "embedscope/core/embedding_table.h"
 #include "embedscope/core/progress.h"
 #include "embedscope/core/vocabulary.h"
+#include "embedscope/formats/embeddings_file.h"
 
 namespace embedscope {
 
@@ -112,5 +113,23 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
 
 // Checks options without touching the corpus (what train_word2vec checks first).
 void validate_word2vec_options(const Word2VecOptions& options);
+
+// The metadata stored with a trained table (safetensors __metadata__):
+//   "embedscope.tokenizer"   options.tokenizer_name ("gpt2") in token mode: readers must
+//                            tokenize text with it to find rows (absent in word mode)
+//   "embedscope.train.*"     arch, dim, window, negative, hs, sample, min_count, epochs, lr, seed,
+//                            corpus_words, rows_trained, seconds
+std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& result,
+                                                     const Word2VecOptions& options);
+
+// Writes the table with its vocabulary and per-row counts (save_embeddings, atomically).
+// format: kSafetensors (vocabulary, counts and metadata included), kWord2VecText or
+// kWord2VecBinary (vocabulary only); kUnknown picks from the extension.
+void save_word2vec(const std::string& path, const Word2VecResult& result,
+                   const Word2VecOptions& options, FileFormat format = FileFormat::kUnknown);
+
+// Per-row statistics as TSV (atomically): id, token (escaped), count, trained, updates, drift.
+// Needs a result trained with row_stats (Error(kInvalidArgument) otherwise).
+void save_row_stats(const std::string& path, const Word2VecResult& result);
 
 }  // namespace embedscope
