@@ -84,6 +84,13 @@ class FlatJson {
     if (!eat('"')) fail("expected a string");
     std::string out;
     while (true) {
+      // Copy the run up to the next quote, backslash or control byte in one append.
+      size_t run = pos_;
+      while (run < s_.size() && s_[run] != '"' && s_[run] != '\\' &&
+             static_cast<unsigned char>(s_[run]) >= 0x20)
+        ++run;
+      out.append(s_.data() + pos_, run - pos_);
+      pos_ = run;
       if (pos_ >= s_.size()) fail("unterminated string");
       char c = s_[pos_++];
       if (c == '"') return out;
