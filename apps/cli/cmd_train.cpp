@@ -1,0 +1,181 @@
+// embedscope train: word2vec over words or a tokenizer's token ids (train/word2vec.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "command.h"
+#include "common.h"
+#include "embedscope/core/atomic_file.h"
+#include "embedscope/core/error.h"
+#include "embedscope/core/progress.h"
+#include "embedscope/tokenizer/bpe.h"
+#include "embedscope/train/word2vec.h"
+
+namespace embedscope::cli {
+namespace {
+
+struct TrainOpts {
+  std::vector<std::string> corpus;
+  std::string out, arch = "skipgram", format, tokenizer, checkpoint;
+  size_t dim = 100, window = 5, negative = 5, epochs = 5, threads = 0, max_vocab = 0;
+  double sample = 1e-3, lr = 0;
+  uint64_t min_count = 5, seed = 1, checkpoint_every = 0;
+  bool hs = false, row_stats = false, resume = false, quiet = false, json = false;
+};
+
+BpeTokenizer load_tokenizer(const std::string& ref) {
+  if (ref == "gpt2") return BpeTokenizer::gpt2_default();
+  namespace fs = std::filesystem;
+  if (fs::is_directory(ref)) {
+    if (auto t = BpeTokenizer::find_in_dir(ref)) return std::move(*t);
+    throw Error(ErrorCode::kNotFound, "--tokenizer " + ref +
+                                          ": no tokenizer.json or vocab.json + merges.txt in it");
+  }
+  if (fs::is_regular_file(ref)) return BpeTokenizer::from_tokenizer_json(ref);
+  throw Error(ErrorCode::kNotFound,
+              "--tokenizer " + ref + ": expected gpt2, a tokenizer folder or a tokenizer.json");
+}
+
+int run_train(const TrainOpts& a) {
+  Word2VecOptions o;
+  if (a.arch == "skipgram" || a.arch == "sg") o.arch = W2vArch::kSkipGram;
+  else if (a.arch == "cbow") o.arch = W2vArch::kCbow;
+  else throw Error(ErrorCode::kInvalidArgument, "--arch " + a.arch + ": expected skipgram or cbow");
+  FileFormat fmt = FileFormat::kUnknown;
+  if (!a.format.empty()) {
+    fmt = parse_format_name(a.format);
+    if (fmt != FileFormat::kSafetensors && fmt != FileFormat::kWord2VecText &&
+        fmt != FileFormat::kWord2VecBinary)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format " + a.format + ": expected safetensors, word2vec or word2vec-bin");
+  } else {
+    fmt = std::filesystem::path(a.out).extension() == ".safetensors" ? FileFormat::kSafetensors
+          : std::filesystem::path(a.out).extension() == ".bin"       ? FileFormat::kWord2VecBinary
+          : std::filesystem::path(a.out).extension() == ".txt" ||
+                  std::filesystem::path(a.out).extension() == ".vec"
+              ? FileFormat::kWord2VecText
+              : FileFormat::kSafetensors;
+  }
+  o.dim = a.dim;
+  o.window = a.window;
+  o.negative = a.negative;
+  o.hs = a.hs;
+  o.sample = a.sample;
+  o.min_count = a.min_count;
+  o.max_vocab = a.max_vocab;
+  o.epochs = a.epochs;
+  o.lr = float(a.lr);
+  o.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+  o.seed = a.seed;
+  o.row_stats = a.row_stats;
+  o.checkpoint_every = a.checkpoint_every;
+  o.checkpoint_path = a.checkpoint.empty() ? a.out + ".ckpt" : a.checkpoint;
+  o.resume = a.resume;
+  validate_word2vec_options(o);
+  // Fail on an unwritable output folder now, not after training.
+  { AtomicFile probe(a.out); }
+  if (a.checkpoint_every || a.resume) { AtomicFile probe(o.checkpoint_path); }
+
+  std::optional<BpeTokenizer> tok;
+  if (!a.tokenizer.empty()) {
+    tok = load_tokenizer(a.tokenizer);
+    o.tokenizer = &*tok;
+    o.tokenizer_name = a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
+  }
+  const bool tty = ::isatty(2);
+  if (!a.quiet)
+    o.progress = [tty](const ProgressInfo& p) {
+      if (tty) {
+        std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
+      } else {
+        json j = {{"event", "progress"}, {"done", p.done},   {"total", p.total},
+                  {"unit", p.unit},      {"rate", p.rate},   {"eta_seconds", p.eta_seconds},
+                  {"extra", p.extra}};
+        std::fprintf(stderr, "%s\n", j.dump().c_str());
+      }
+    };
+  Word2VecResult r = train_word2vec(a.corpus, o);
+  if (!a.quiet && tty) std::fprintf(stderr, "\n");
+  save_word2vec(a.out, r, o, fmt);
+  std::string stats_path;
+  if (a.row_stats) {
+    stats_path = a.out + ".row_stats.tsv";
+    save_row_stats(stats_path, r);
+  }
+  // The finished table supersedes the checkpoint.
+  if (a.checkpoint_every) std::filesystem::remove(o.checkpoint_path);
+  size_t trained = 0;
+  for (uint8_t t : r.trained) trained += t;
+  if (a.json) {
+    json j = {{"output", a.out},
+              {"format", std::string(format_name(fmt))},
+              {"rows", r.table.n_rows()},
+              {"rows_trained", trained},
+              {"dim", r.table.dim()},
+              {"corpus_words", r.corpus_words},
+              {"seconds", r.seconds},
+              {"scan_seconds", r.scan_seconds},
+              {"words_per_second", r.words_per_second},
+              {"final_loss", finite_or_null(r.final_loss)},
+              {"threads", o.threads},
+              {"simd", r.simd_target}};
+    if (!stats_path.empty()) j["row_stats"] = stats_path;
+    print_json(j);
+  } else {
+    std::printf("wrote %s: %zu rows (%zu trained) x %zu, %llu corpus words, %.1f s, %.0f words/s, "
+                "loss %.4f (%s, %zu threads)\n",
+                a.out.c_str(), r.table.n_rows(), trained, r.table.dim(),
+                (unsigned long long)r.corpus_words, r.seconds, r.words_per_second, r.final_loss,
+                r.simd_target.c_str(), o.threads);
+    if (!stats_path.empty()) std::printf("row statistics: %s\n", stats_path.c_str());
+  }
+  return kExitOk;
+}
+
+Command reg(
+    "train", "Train word2vec embeddings (skip-gram / CBOW) over words or token ids",
+    [](CLI::App& app) -> Runner {
+      auto a = std::make_shared<TrainOpts>();
+      app.add_option("CORPUS", a->corpus, "Text files or folders of them (one sentence per line)")
+          ->required();
+      app.add_option("-o,--output", a->out, "Output file (.safetensors, .bin, .txt/.vec)")->required();
+      app.add_option("--arch", a->arch, "skipgram or cbow")->capture_default_str();
+      app.add_option("--dim", a->dim, "Vector size")->capture_default_str();
+      app.add_option("--window", a->window, "Maximum context distance")->capture_default_str();
+      app.add_option("--negative", a->negative, "Negative samples (0: off)")->capture_default_str();
+      app.add_flag("--hs", a->hs, "Hierarchical softmax");
+      app.add_option("--sample", a->sample, "Subsampling threshold (0: off)")->capture_default_str();
+      app.add_option("--min-count", a->min_count, "Ignore words rarer than this")->capture_default_str();
+      app.add_option("--max-vocab", a->max_vocab, "Keep at most this many rows trained (0: all)");
+      app.add_option("--epochs", a->epochs, "Passes over the corpus")->capture_default_str();
+      app.add_option("--lr", a->lr, "Starting learning rate (default 0.025 skipgram, 0.05 cbow)");
+      app.add_option("--threads", a->threads, "Worker threads (default: all cores)");
+      app.add_option("--seed", a->seed, "Random seed (one thread + a seed is reproducible)")
+          ->capture_default_str();
+      app.add_option("--format", a->format, "safetensors, word2vec or word2vec-bin (default: from -o)");
+      app.add_option("--tokenizer", a->tokenizer,
+                     "Train over token ids: gpt2, a tokenizer folder or a tokenizer.json");
+      app.add_flag("--row-stats", a->row_stats, "Also write OUT.row_stats.tsv (updates, drift)");
+      app.add_option("--checkpoint-every", a->checkpoint_every,
+                     "Write a checkpoint every N words (atomic; OUT.ckpt)");
+      app.add_option("--checkpoint", a->checkpoint, "Checkpoint path (default OUT.ckpt)");
+      app.add_flag("--resume", a->resume, "Continue from the checkpoint if it exists");
+      app.add_flag("-q,--quiet", a->quiet, "No progress output");
+      app.add_flag("--json", a->json, "Print the summary as JSON");
+      app.footer(
+          "Examples:\n"
+          "  embedscope train corpus.txt -o vectors.safetensors --dim 100 --epochs 5\n"
+          "  embedscope train books/ -o gpt2-sg.safetensors --tokenizer gpt2 --threads 2\n"
+          "  embedscope train corpus.txt -o v.bin --checkpoint-every 1000000 --resume\n\n"
+          "Progress goes to stderr: one updating line on a terminal, JSON lines otherwise\n"
+          "(--quiet for none). Safetensors output stores the vocabulary and per-row counts.");
+      return [a] { return run_train(*a); };
+    },
+    60);
+
+}  // namespace
+}  // namespace embedscope::cli
