@@ -3,12 +3,15 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
 #include "embedscope/core/mapped_file.h"
+#include "embedscope/core/thread_pool.h"
 #include "embedscope/formats/word2vec.h"
 #include "formats/word2vec_common.h"
 
@@ -25,8 +28,9 @@ using w2v::NumStatus;
 // 100 MB line is rejected without scanning (or buffering) all of it.
 class LineCursor {
  public:
-  LineCursor(const std::string& path, const char* data, size_t size, size_t start)
-      : path_(&path), data_(data), size_(size), pos_(start) {}
+  LineCursor(const std::string& path, const char* data, size_t size, size_t start,
+             size_t lines_before = 0)
+      : path_(&path), data_(data), size_(size), pos_(start), line_no_(lines_before) {}
 
   // Next line without its '\n', trailing ' ', '\t', '\r'. False at end of file.
   bool next(std::string_view* line) {
@@ -88,7 +92,7 @@ class LineCursor {
   const char* data_;
   size_t size_;
   size_t pos_;
-  size_t line_no_ = 0;
+  size_t line_no_;
   size_t line_start_ = 0;
 };
 
@@ -188,7 +192,8 @@ std::string_view parse_row(const RowContext& c, std::string_view line, size_t li
 
 }  // namespace
 
-LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options) {
+LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options,
+                                    size_t n_threads) {
   auto file = MappedFile::open(path);
   const char* data = reinterpret_cast<const char*>(file->data());
   const size_t size = file->size();
@@ -198,9 +203,9 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
   size_t start = 0;
   if (size >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) start = 3;  // UTF-8 BOM
 
-  LineCursor cur(path, data, size, start);
+  LineCursor head(path, data, size, start);
   std::string_view first;
-  if (!cur.next(&first) || (first.empty() && cur.rest_is_blank()))
+  if (!head.next(&first) || (first.empty() && head.rest_is_blank()))
     fail(path + ": no vectors: the file holds only blank lines");
 
   bool has_header = options.format != FileFormat::kGlove && w2v::is_header_like(first);
@@ -213,7 +218,7 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
   size_t body_start = start;
   if (has_header) {
     w2v::Header h = w2v::parse_header(path, first);
-    body_start = cur.pos();
+    body_start = head.pos();
     const uint64_t remain = size - body_start;
     // Each row needs at least 2 bytes per value (" 0"), so a header that promises more than
     // the file can hold is rejected before anything is allocated (W3).
@@ -256,83 +261,97 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
     dim = best;
   }
 
-  // Rows to allocate: the header's N (checked above) or, without a header, the line count,
-  // bounded by what the bytes can hold.
-  size_t n_alloc;
-  if (has_header) {
-    n_alloc = size_t(n_declared);
-  } else {
-    size_t lines = 1;
-    for (const char* p = data + body_start;
-         (p = static_cast<const char*>(std::memchr(p, '\n', size_t(data + size - p))));
-         ++p)
-      ++lines;
-    n_alloc = std::min(lines, (size - body_start) / (2 * dim) + 1);
-  }
-
-  LoadedEmbeddings out;
-  out.path = path;
-  out.format = has_header ? FileFormat::kWord2VecText : FileFormat::kGlove;
-  out.source_dtype = "text";
-  std::vector<float> values;
-  values.resize(n_alloc * dim);
-
-  RowContext ctx{path, data, dim};
-  size_t n_rows = 0, n_read = 0;
-  size_t n_bad_utf8 = 0, first_bad_utf8_line = 0;
-  size_t n_duplicates = 0;
-  std::string first_duplicate;
-  size_t first_duplicate_line = 0;
-
-  if (!has_header) cur = LineCursor(path, data, size, start);
-  std::string_view line;
-  while (true) {
-    if (has_header && n_read == n_declared) break;
-    if (!cur.next(&line)) break;
-    if (line.empty()) {
-      if (cur.rest_is_blank()) break;
-      fail(path + ": line " + std::to_string(cur.line_no()) + " (byte offset " +
-           std::to_string(cur.line_start()) + ") is empty; blank lines are allowed only at the end");
-    }
-    if (n_rows >= n_alloc) {
-      // Only reachable without a header when lines are shorter than 2*dim bytes, which
-      // parse_row rejects; kept as an input error rather than an invariant for safety.
-      fail(path + ": line " + std::to_string(cur.line_no()) + ": more rows than the file can hold");
-    }
-    float* row = values.data() + n_rows * dim;
-    std::string_view word = parse_row(ctx, line, cur.line_no(), row);
-    ++n_read;
-    if (word.size() > kMaxWordBytes)
-      fail(path + ": line " + std::to_string(cur.line_no()) + " (byte offset " +
-           std::to_string(cur.line_start()) + "): word of " + std::to_string(word.size()) +
-           " bytes exceeds the limit of " + std::to_string(kMaxWordBytes) + " bytes");
-    std::string token;
-    size_t bad = w2v::utf8_invalid_offset(word);
-    if (bad != std::string_view::npos) {
-      if (options.strict_utf8)
+  // Lines are split serially (memchr, cheap); the numbers, most of the cost, are parsed in
+  // parallel. Line numbers stay contiguous because a blank line is either trailing (the end)
+  // or an error that stops the split.
+  struct Span {
+    const char* p;
+    size_t len;
+  };
+  std::vector<Span> spans;
+  std::exception_ptr pending;  // an error found while splitting, at the line after the spans
+  const size_t first_line = has_header ? 2 : 1;
+  LineCursor cur(path, data, size, body_start, first_line - 1);
+  const uint64_t limit = has_header ? n_declared : UINT64_MAX;
+  try {
+    std::string_view line;
+    while (spans.size() < limit && cur.next(&line)) {
+      if (line.empty()) {
+        if (cur.rest_is_blank()) break;
         fail(path + ": line " + std::to_string(cur.line_no()) + " (byte offset " +
-             std::to_string(size_t(word.data() + bad - data)) + "): word " + excerpt(word) +
-             " is not valid UTF-8 (byte " + excerpt(word.substr(bad, 1)) +
-             "); strict UTF-8 mode rejects it");
-      if (n_bad_utf8++ == 0) first_bad_utf8_line = cur.line_no();
-      token = w2v::utf8_replace(word);
-    } else {
-      token.assign(word);
-    }
-    if (out.vocab.find(token)) {
-      if (n_duplicates++ == 0) {
-        first_duplicate = token;
-        first_duplicate_line = cur.line_no();
+             std::to_string(cur.line_start()) + ") is empty; blank lines are allowed only at the end");
       }
-      continue;  // keep the first row; the next row overwrites this slot
+      if (line.size() < 2 * dim) {
+        // Too short for DIM values (" v" each): parse it now for its precise error, and stop,
+        // so that every kept line holds >= 2*DIM bytes and the allocation below stays within
+        // twice the file size even when a header-less file's DIM came from long first lines.
+        std::vector<float> scratch(dim);
+        RowContext c{path, data, dim};
+        parse_row(c, line, cur.line_no(), scratch.data());
+        fail(path + ": line " + std::to_string(cur.line_no()) + " is too short for " +
+             std::to_string(dim) + " values");
+      }
+      spans.push_back({line.data(), line.size()});
     }
-    out.vocab.add(std::move(token));
-    ++n_rows;
+  } catch (const Error&) {
+    pending = std::current_exception();
   }
 
-  if (has_header && n_read < n_declared)
+  const size_t n = spans.size();
+  // Uninitialised storage: every element is written by the parse (or the load fails).
+  std::shared_ptr<float[]> values(new float[std::max<size_t>(n * dim, 1)]);
+  std::vector<std::string_view> words(n);
+  RowContext ctx{path, data, dim};
+  struct Failure {
+    size_t index = SIZE_MAX;
+    std::exception_ptr error;
+  };
+  auto parse_range = [&](size_t begin, size_t end, Failure* failure) {
+    for (size_t i = begin; i < end; ++i) {
+      try {
+        const size_t line_no = first_line + i;
+        std::string_view w = parse_row(ctx, std::string_view(spans[i].p, spans[i].len), line_no,
+                                       values.get() + i * dim);
+        if (w.size() > kMaxWordBytes)
+          fail(path + ": line " + std::to_string(line_no) + " (byte offset " +
+               std::to_string(size_t(w.data() - data)) + "): word of " + std::to_string(w.size()) +
+               " bytes exceeds the limit of " + std::to_string(kMaxWordBytes) + " bytes");
+        if (options.strict_utf8) {
+          size_t bad = w2v::utf8_invalid_offset(w);
+          if (bad != std::string_view::npos)
+            fail(path + ": line " + std::to_string(line_no) + " (byte offset " +
+                 std::to_string(size_t(w.data() + bad - data)) + "): word " + excerpt(w) +
+                 " is not valid UTF-8 (byte " + excerpt(w.substr(bad, 1)) +
+                 "); strict UTF-8 mode rejects it");
+        }
+        words[i] = w;
+      } catch (...) {
+        *failure = {i, std::current_exception()};
+        return;
+      }
+    }
+  };
+  size_t threads = n_threads ? n_threads
+                             : (size > (size_t(1) << 20) ? std::thread::hardware_concurrency() : 1);
+  threads = std::max<size_t>(1, std::min<size_t>(threads, (n + 255) / 256));
+  std::vector<Failure> failures(threads);
+  if (threads == 1) {
+    parse_range(0, n, &failures[0]);
+  } else {
+    ThreadPool pool(threads);
+    pool.parallel_for(n, [&](size_t b, size_t e, size_t t) { parse_range(b, e, &failures[t]); });
+  }
+  // Each range stops at its first bad line, so the smallest index is the file's first error,
+  // whatever the thread count.
+  const Failure* first_failure = nullptr;
+  for (const Failure& f : failures)
+    if (f.error && (!first_failure || f.index < first_failure->index)) first_failure = &f;
+  if (first_failure) std::rethrow_exception(first_failure->error);
+  if (pending) std::rethrow_exception(pending);
+
+  if (has_header && n < n_declared)
     fail(path + ": expected " + std::to_string(n_declared) + " vectors, found " +
-         std::to_string(n_read) + " (file truncated?)");
+         std::to_string(n) + " (file truncated?)");
   if (has_header && !cur.rest_is_blank()) {
     std::string_view extra;
     size_t extra_lines = cur.count_nonblank_lines();
@@ -342,6 +361,36 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
          std::to_string(cur.line_start()) + "): header declares " + std::to_string(n_declared) +
          " vectors but " + std::to_string(extra_lines) +
          " more non-blank lines follow them; fix the header or remove the extra lines");
+  }
+
+  // Serial: UTF-8 repair, keep-first duplicates (rows move down over dropped ones).
+  LoadedEmbeddings out;
+  out.path = path;
+  out.format = has_header ? FileFormat::kWord2VecText : FileFormat::kGlove;
+  out.source_dtype = "text";
+  size_t n_rows = 0;
+  size_t n_bad_utf8 = 0, first_bad_utf8_line = 0;
+  size_t n_duplicates = 0, first_duplicate_line = 0;
+  std::string first_duplicate;
+  for (size_t i = 0; i < n; ++i) {
+    std::string token;
+    if (w2v::utf8_invalid_offset(words[i]) != std::string_view::npos) {
+      if (n_bad_utf8++ == 0) first_bad_utf8_line = first_line + i;
+      token = w2v::utf8_replace(words[i]);
+    } else {
+      token.assign(words[i]);
+    }
+    if (out.vocab.find(token)) {
+      if (n_duplicates++ == 0) {
+        first_duplicate = token;
+        first_duplicate_line = first_line + i;
+      }
+      continue;
+    }
+    if (n_rows != i)
+      std::memcpy(values.get() + n_rows * dim, values.get() + i * dim, dim * sizeof(float));
+    out.vocab.add(std::move(token));
+    ++n_rows;
   }
 
   if (n_bad_utf8) {
@@ -359,10 +408,16 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
     out.warnings.push_back(w);
     log_warning(w);
   }
-  values.resize(n_rows * dim);
-  out.table = EmbeddingTable::from_f32(n_rows, dim, std::move(values));
+  const float* base = values.get();
+  out.table = EmbeddingTable::view(std::shared_ptr<const void>(std::move(values)),
+                                   reinterpret_cast<const std::byte*>(base), n_rows, dim,
+                                   DType::kF32, false);
   if (has_header) out.metadata["declared_rows"] = std::to_string(n_declared);
   return out;
+}
+
+LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options) {
+  return load_word2vec_text(path, options, 0);
 }
 
 }  // namespace embedscope

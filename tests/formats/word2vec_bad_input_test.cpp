@@ -229,6 +229,21 @@ TEST(Word2VecGloveReader, RejectsRowWithTooFewValues) {
   expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 3", "2 values, expected 3"});
 }
 
+TEST(Word2VecGloveReader, RejectsShortRowsAfterWideOnesBeforeAllocating) {
+  // DIM = 1000 is voted by the first 60 lines; 100k one-value lines follow. Sizing the table
+  // by line count would ask for 400 MB; rows shorter than 2 x DIM bytes stop the load first.
+  std::string s;
+  for (int i = 0; i < 60; ++i) {
+    s += "w" + std::to_string(i);
+    for (int k = 0; k < 1000; ++k) s += " 1";
+    s += "\n";
+  }
+  for (int i = 0; i < 100000; ++i) s += "a 1\n";
+  TempDir d;
+  std::string p = put(d, "wide.glove", s);
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 61", "1 values, expected 1000"});
+}
+
 // W11 ------------------------------------------------------------------------------------
 
 TEST(Word2VecTextReader, RejectsNonNumericValue) {

@@ -263,6 +263,54 @@ TEST(Word2VecRoundTrip, WritesF16TablesAsTheirFloatValues) {
   EXPECT_EQ(read_file(d.file("h.txt")), "1 2\nh 0.5 -2\n");
 }
 
+// The parallel parse is the serial one's twin: same table, words, warnings and first error.
+std::string many_rows(size_t n, size_t bad_line, const std::string& bad, size_t blank_line) {
+  std::string s = std::to_string(n) + " 3\n";
+  for (size_t i = 0; i < n; ++i) {
+    size_t line = i + 2;
+    if (line == blank_line) s += "\n";
+    if (line == bad_line) {
+      s += bad + "\n";
+      continue;
+    }
+    std::string w = i % 97 == 5 ? "dup" : (i % 89 == 3 ? "caf\xe9" + std::to_string(i) : "w" + std::to_string(i));
+    s += w + " " + std::to_string(i) + ".25 -" + std::to_string(i % 7) + "e-3 " +
+         std::to_string(i * 31 % 1000) + "\n";
+  }
+  return s;
+}
+
+TEST(Word2VecTextReader, ParallelParseEqualsSerial) {
+  TempDir d;
+  std::string p = put(d, "many.txt", many_rows(5000, 0, "", 0));
+  LoadedEmbeddings a = load_word2vec_text(p, {}, 1);
+  for (size_t threads : {2, 3, 8}) {
+    LoadedEmbeddings b = load_word2vec_text(p, {}, threads);
+    ASSERT_EQ(b.table.n_rows(), a.table.n_rows());
+    EXPECT_EQ(std::memcmp(a.table.f32(), b.table.f32(), a.table.byte_size()), 0);
+    EXPECT_EQ(a.vocab.tokens(), b.vocab.tokens());
+    EXPECT_EQ(a.warnings, b.warnings);
+  }
+  EXPECT_LT(a.table.n_rows(), 5000u);  // the duplicates were dropped
+  EXPECT_EQ(a.warnings.size(), 2u);    // UTF-8 and duplicates
+}
+
+TEST(Word2VecTextReader, ParallelParseReportsTheEarliestError) {
+  TempDir d;
+  struct Case {
+    size_t bad_line, blank_line;
+    std::string expect;
+  } cases[] = {{4000, 0, "line 4000"}, {4500, 3000, "line 3000"}, {1200, 3000, "line 1200"}};
+  for (const Case& c : cases) {
+    std::string p = put(d, "bad.txt", many_rows(5000, c.bad_line, "oops 1 2 x", c.blank_line));
+    std::string serial = expect_error([&] { load_word2vec_text(p, {}, 1); }, ErrorCode::kCorrupt,
+                                      {c.expect});
+    std::string parallel = expect_error([&] { load_word2vec_text(p, {}, 4); },
+                                        ErrorCode::kCorrupt, {c.expect});
+    EXPECT_EQ(serial, parallel);
+  }
+}
+
 TEST(Word2VecSniffer, TellsTextFromBinary) {
   TempDir d;
   auto t = EmbeddingTable::from_f32(2, 3, {0.25f, 1, 2, 3, 4, 5});

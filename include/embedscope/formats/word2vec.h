@@ -72,6 +72,11 @@ inline constexpr size_t kMaxDim = 1 << 20;
 // first line; LoadOptions::format = kGlove forces header-less, kWord2VecText requires a
 // header). Result format: kWord2VecText when a header was present, else kGlove; table F32.
 LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options);
+// The same, parsing the rows on n_threads threads (0: the hardware's thread count for files
+// over 1 MiB, else 1). The table, the warnings and the error thrown (always the one on the
+// file's earliest bad line) do not depend on n_threads.
+LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options,
+                                    size_t n_threads);
 
 // Reads word2vec binary (word2vec.c -binary 1, gensim binary=True). Result format
 // kWord2VecBinary; table F32.
