@@ -17,9 +17,9 @@ enum class NumStatus {
   kOverflow,   // beyond float32 range ("1e39", "1e999")
 };
 
-// Clinger's fast path: a decimal whose digits fit in 2^53 and whose power of ten is at most
-// 22 in magnitude is exactly mantissa * 10^e or mantissa / 10^-e, one correctly rounded IEEE
-// operation, so the result equals std::from_chars bit for bit. Grammar handled:
+// Clinger's fast path: a decimal whose digits (at most 19, value <= 2^53) and whose power of
+// ten is at most 22 in magnitude is exactly mantissa * 10^e or mantissa / 10^-e, one correctly
+// rounded IEEE operation, so the result equals std::from_chars bit for bit. Grammar handled:
 // -?[0-9]*(.[0-9]*)?([eE][+-]?[0-9]+)? with at least one mantissa digit. Returns the end of
 // the number, or nullptr when the caller must fall back to std::from_chars (more digits, a
 // larger exponent, nan/inf, '+', anything unusual). libstdc++ 12's from_chars takes ~60 ns
@@ -30,24 +30,19 @@ inline const char* parse_double_fast(const char* p, const char* e, double* out) 
                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   bool neg = false;
   if (p < e && *p == '-') neg = true, ++p;
+  // Up to 19 digits cannot overflow uint64; the 2^53 bound is checked once at the end.
   uint64_t m = 0;
-  int digits = 0, n_mantissa = 0, exp10 = 0;
-  while (p < e && unsigned(*p - '0') < 10) {
-    if (m != 0 || *p != '0') ++digits;
-    m = m * 10 + uint64_t(*p - '0');
-    ++p, ++n_mantissa;
-    if (digits > 15) return nullptr;
-  }
+  int n_mantissa = 0, exp10 = 0;
+  const char* digits_begin = p;
+  while (p < e && unsigned(*p - '0') < 10) m = m * 10 + uint64_t(*p++ - '0');
+  n_mantissa = int(p - digits_begin);
   if (p < e && *p == '.') {
-    ++p;
-    while (p < e && unsigned(*p - '0') < 10) {
-      if (m != 0 || *p != '0') ++digits;
-      m = m * 10 + uint64_t(*p - '0');
-      ++p, ++n_mantissa, --exp10;
-      if (digits > 15) return nullptr;
-    }
+    const char* frac = ++p;
+    while (p < e && unsigned(*p - '0') < 10) m = m * 10 + uint64_t(*p++ - '0');
+    exp10 = -int(p - frac);
+    n_mantissa -= exp10;
   }
-  if (n_mantissa == 0) return nullptr;
+  if (n_mantissa == 0 || n_mantissa > 19 || m > (uint64_t(1) << 53)) return nullptr;
   if (p < e && (*p == 'e' || *p == 'E')) {
     ++p;
     bool eneg = false;
@@ -62,7 +57,7 @@ inline const char* parse_double_fast(const char* p, const char* e, double* out) 
     exp10 += eneg ? -x : x;
   }
   if (exp10 < -22 || exp10 > 22) return nullptr;
-  double d = double(m);  // exact: at most 15 significant digits < 2^53
+  double d = double(m);  // exact: m <= 2^53
   d = exp10 < 0 ? d / kPow10[-exp10] : d * kPow10[exp10];
   *out = neg ? -d : d;
   return p;

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <cfloat>
+#include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 
+#include "formats/word2vec_common.h"
 #include "test_util.h"
 #include "word2vec_test_helpers.h"
 
@@ -261,6 +264,43 @@ TEST(Word2VecRoundTrip, WritesF16TablesAsTheirFloatValues) {
   v.add("h");
   save_word2vec_text(d.file("h.txt"), t, v);
   EXPECT_EQ(read_file(d.file("h.txt")), "1 2\nh 0.5 -2\n");
+}
+
+// The fast decimal path is std::from_chars' twin: on every input it accepts, the double is
+// the same bit for bit (and it declines rather than guesses on the rest).
+TEST(Word2VecNumbers, FastDecimalPathEqualsFromChars) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> mant(-10, 10);
+  const char* formats[] = {"%.9g", "%.17g", "%.6g", "%e", "%.3f", "%.12f", "%.20f", "%.0f"};
+  size_t fast = 0, declined = 0;
+  char buf[128];
+  for (int i = 0; i < 200000; ++i) {
+    double v = mant(rng) * std::pow(10.0, int(rng() % 50) - 25);
+    if (i % 3 == 0) v = double(float(v));
+    int n = std::snprintf(buf, sizeof buf, formats[i % 8], v);
+    if (i % 5 == 0) n = int(std::to_chars(buf, buf + sizeof buf, float(v)).ptr - buf);
+    double a = 0, b = 0;
+    const char* end = w2v::parse_double_fast(buf, buf + n, &a);
+    auto [ptr, ec] = std::from_chars(buf, buf + n, b);
+    ASSERT_EQ(ec, std::errc()) << buf;
+    if (!end) {
+      ++declined;
+      continue;
+    }
+    ++fast;
+    ASSERT_EQ(end, ptr) << std::string(buf, size_t(n));
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << std::string(buf, size_t(n)) << " " << a << " " << b;
+  }
+  EXPECT_GT(fast, 100000u);
+  EXPECT_GT(declined, 1000u);
+  for (const char* s : {"0", "-0", "0.", ".5", "-.5", "1e5", "1E-5", "1e+22", "9007199254740992",
+                        "123456789012345678", "0.000000000000000000001"}) {
+    double a = 0, b = 0;
+    const char* e = s + std::strlen(s);
+    const char* end = w2v::parse_double_fast(s, e, &a);
+    std::from_chars(s, e, b);
+    if (end) EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << s;
+  }
 }
 
 // The parallel parse is the serial one's twin: same table, words, warnings and first error.
