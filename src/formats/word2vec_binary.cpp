@@ -2,6 +2,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "embedscope/core/checked.h"
@@ -75,7 +76,7 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
   out.path = path;
   out.format = FileFormat::kWord2VecBinary;
   out.source_dtype = "F32";
-  std::vector<float> values(n * dim);
+  std::shared_ptr<float[]> values = w2v::alloc_floats(n * dim);  // rows written below
   size_t n_rows = 0;
   size_t n_bad_utf8 = 0, first_bad_utf8_offset = 0;
   size_t n_duplicates = 0, first_duplicate_offset = 0;
@@ -107,7 +108,7 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
            ") at byte offset " + std::to_string(vec_at) + " needs " + std::to_string(row_bytes) +
            " bytes of float32 data but only " + std::to_string(size - vec_at) +
            " remain (file truncated mid-vector?)");
-    float* row = values.data() + n_rows * dim;
+    float* row = values.get() + n_rows * dim;
     for (size_t k = 0; k < dim; ++k) {
       float f = load_le_f32(data + vec_at + 4 * k);
       if (!std::isfinite(f))
@@ -167,8 +168,10 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
     out.warnings.push_back(w);
     log_warning(w);
   }
-  values.resize(n_rows * dim);
-  out.table = EmbeddingTable::from_f32(n_rows, dim, std::move(values));
+  const float* base = values.get();
+  out.table = EmbeddingTable::view(std::shared_ptr<const void>(std::move(values)),
+                                   reinterpret_cast<const std::byte*>(base), n_rows, dim,
+                                   DType::kF32, false);
   out.metadata["declared_rows"] = std::to_string(n);
   return out;
 }

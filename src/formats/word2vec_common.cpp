@@ -1,6 +1,11 @@
 #include "formats/word2vec_common.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <new>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,6 +29,17 @@ bool is_underflow(const char* b, const char* e) {
 }
 
 }  // namespace
+
+std::shared_ptr<float[]> alloc_floats(size_t n) {
+  constexpr size_t kHuge = size_t(2) << 20;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
+  if (bytes < kHuge) return std::shared_ptr<float[]>(new float[std::max<size_t>(n, 1)]);
+  const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, rounded);
+  if (!p) throw std::bad_alloc();
+  ::madvise(p, rounded, MADV_HUGEPAGE);  // a hint; ignored where THP is off
+  return std::shared_ptr<float[]>(static_cast<float*>(p), [](float* q) { std::free(q); });
+}
 
 NumStatus parse_float(const char* b, const char* e, float* out) {
   const char* p = b;

@@ -4,10 +4,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace embedscope::w2v {
+
+// Uninitialised float storage for a parsed table. Large buffers are 2 MiB aligned and marked
+// for transparent huge pages: on VMs each 4 KiB page fault is expensive, and a 100k x 300
+// table would otherwise take 30,000 of them.
+std::shared_ptr<float[]> alloc_floats(size_t n);
 
 // Result of parsing one decimal field.
 enum class NumStatus {

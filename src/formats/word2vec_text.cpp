@@ -299,7 +299,7 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
 
   const size_t n = spans.size();
   // Uninitialised storage: every element is written by the parse (or the load fails).
-  std::shared_ptr<float[]> values(new float[std::max<size_t>(n * dim, 1)]);
+  std::shared_ptr<float[]> values = w2v::alloc_floats(n * dim);
   std::vector<std::string_view> words(n);
   RowContext ctx{path, data, dim};
   struct Failure {
