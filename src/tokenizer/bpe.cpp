@@ -14,19 +14,26 @@ namespace embedscope {
 // ---------------------------------------------------------------------------------------------
 // Tables
 
-void TokenIndex::build(const std::vector<std::string>& tokens) {
+TokenId TokenIndex::build(const std::vector<std::string>& tokens, size_t* dup) {
   size_t cap = 16;
   while (cap < tokens.size() * 2) cap <<= 1;
   slots_.assign(cap, Slot{});
   mask_ = cap - 1;
   for (size_t id = 0; id < tokens.size(); ++id) {
     const std::string& t = tokens[id];
-    uint64_t h = hash_bytes(t.data(), t.size());
-    uint32_t tag = uint32_t(h >> 32) | 1u;
+    TokenId earlier = find(tokens, t.data(), t.size());
+    if (earlier >= 0) {
+      *dup = id;
+      return earlier;
+    }
+    uint64_t h = hash_bytes(t.data(), t.size()) | 1u;
+    uint64_t head = 0;
+    std::memcpy(&head, t.data(), t.size() < 8 ? t.size() : 8);
     size_t i = h & mask_;
-    while (slots_[i].tag != 0) i = (i + 1) & mask_;
-    slots_[i] = Slot{tag, TokenId(id)};
+    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    slots_[i] = Slot{h, head, TokenId(id), uint32_t(t.size())};
   }
+  return -1;
 }
 
 void PairIndex::reserve(size_t n) {
@@ -111,14 +118,11 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
   impl->tokens = std::move(parts.tokens);
   impl->pre_tokenizer = parts.pre_tokenizer;
   const auto& tokens = impl->tokens;
-  impl->index.build(tokens);
-  for (size_t id = 0; id < tokens.size(); ++id) {
-    TokenId found = impl->index.find(tokens, tokens[id].data(), tokens[id].size());
-    if (found != TokenId(id))
-      throw Error(ErrorCode::kCorrupt, src + ": token id " + std::to_string(id) + " " +
-                                           quoted(tokens[id]) + " duplicates token id " +
-                                           std::to_string(found));
-  }
+  size_t dup = 0;
+  if (TokenId found = impl->index.build(tokens, &dup); found >= 0)
+    throw Error(ErrorCode::kCorrupt, src + ": token id " + std::to_string(dup) + " " +
+                                         quoted(tokens[dup]) + " duplicates token id " +
+                                         std::to_string(found));
   for (int b = 0; b < 256; ++b) {
     char c = char(b);
     TokenId id = impl->index.find(tokens, &c, 1);
@@ -140,18 +144,18 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
   std::string joined;
   for (size_t r = 0; r < parts.merges.size(); ++r) {
     const auto& m = parts.merges[r];
-    std::string where = src + ": " + parts.merges_where + " " + std::to_string(m.line);
+    auto where = [&] { return src + ": " + parts.merges_where + " " + std::to_string(m.line); };
     TokenId a = impl->index.find(tokens, m.left.data(), m.left.size());
-    if (a < 0) throw Error(ErrorCode::kCorrupt, where + ": " + quoted(m.left) + " is not in the vocabulary");
+    if (a < 0) throw Error(ErrorCode::kCorrupt, where() + ": " + quoted(m.left) + " is not in the vocabulary");
     TokenId b = impl->index.find(tokens, m.right.data(), m.right.size());
-    if (b < 0) throw Error(ErrorCode::kCorrupt, where + ": " + quoted(m.right) + " is not in the vocabulary");
+    if (b < 0) throw Error(ErrorCode::kCorrupt, where() + ": " + quoted(m.right) + " is not in the vocabulary");
     joined = m.left + m.right;
     TokenId c = impl->index.find(tokens, joined.data(), joined.size());
     if (c < 0)
-      throw Error(ErrorCode::kCorrupt, where + ": the merged token " + quoted(joined) +
+      throw Error(ErrorCode::kCorrupt, where() + ": the merged token " + quoted(joined) +
                                            " is not in the vocabulary");
     if (!impl->merges.insert(a, b, {uint32_t(r), c}))
-      throw Error(ErrorCode::kCorrupt, where + ": duplicate merge " + quoted(m.left) + " " +
+      throw Error(ErrorCode::kCorrupt, where() + ": duplicate merge " + quoted(m.left) + " " +
                                            quoted(m.right));
     produced[size_t(c)] = 1;
   }

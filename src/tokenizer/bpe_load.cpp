@@ -3,9 +3,11 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
+#include "embedscope/core/mapped_file.h"
 #include "embedscope/core/paths.h"
 #include "embedscope/formats/gguf.h"
 #include "tokenizer/bpe_impl.h"
+#include "tokenizer/utf8.h"
 
 namespace embedscope {
 
@@ -28,49 +30,139 @@ json parse_json(const std::string& path, const std::string& text) {
 
 std::string type_name(const json& j) { return j.type_name(); }
 
-// vocab object {"token": id} -> tokens by id. Keys are byte-level strings; keys listed in
-// `raw_keys` (tokenizer.json added tokens) are taken as raw text. Ids must be exactly 0..n-1
-// once `extra` (id -> raw bytes) is merged in.
-std::vector<std::string> tokens_from_vocab(const std::string& path, const std::string& jpath,
-                                           const json& vocab,
-                                           const std::vector<std::pair<int64_t, std::string>>& extra) {
-  if (!vocab.is_object())
-    corrupt(path + ": " + jpath + " must be an object {\"token\": id}, found " + type_name(vocab));
-  size_t n = vocab.size();
+using VocabEntries = std::vector<std::pair<std::string, int64_t>>;
+
+// Fast path for the common, well-formed vocab.json: a flat object of "string": integer, parsed
+// without building a DOM (nlohmann's DOM costs ~10x the whole load). Returns false on anything
+// unusual (nested values, non-integers, bad escapes, truncation); the caller then re-parses with
+// nlohmann to produce the precise error message, or to accept what this parser is too strict for.
+bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
+  size_t i = 0, n = t.size();
+  auto ws = [&] {
+    while (i < n && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  };
+  auto hex4 = [&](uint32_t* v) {
+    if (n - i < 4) return false;
+    *v = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = t[i++];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) return false;
+      *v = *v * 16 + uint32_t(d);
+    }
+    return true;
+  };
+  ws();
+  if (i >= n || t[i++] != '{') return false;
+  ws();
+  if (i < n && t[i] == '}') return false;  // empty: let the slow path report it
+  std::string key;
+  for (;;) {
+    ws();
+    if (i >= n || t[i++] != '"') return false;
+    key.clear();
+    for (;;) {
+      if (i >= n) return false;
+      char c = t[i++];
+      if (c == '"') break;
+      if (uint8_t(c) < 0x20) return false;
+      if (c != '\\') {
+        key += c;
+        continue;
+      }
+      if (i >= n) return false;
+      char e = t[i++];
+      switch (e) {
+        case '"': key += '"'; break;
+        case '\\': key += '\\'; break;
+        case '/': key += '/'; break;
+        case 'b': key += '\b'; break;
+        case 'f': key += '\f'; break;
+        case 'n': key += '\n'; break;
+        case 'r': key += '\r'; break;
+        case 't': key += '\t'; break;
+        case 'u': {
+          uint32_t cp;
+          if (!hex4(&cp)) return false;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            uint32_t lo;
+            if (n - i < 2 || t[i] != '\\' || t[i + 1] != 'u') return false;
+            i += 2;
+            if (!hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return false;
+          }
+          char buf[4];
+          size_t len = 0;
+          utf8::append(cp, buf, &len);
+          key.append(buf, len);
+          break;
+        }
+        default: return false;
+      }
+    }
+    ws();
+    if (i >= n || t[i++] != ':') return false;
+    ws();
+    bool neg = i < n && t[i] == '-';
+    if (neg) ++i;
+    size_t d0 = i;
+    int64_t v = 0;
+    while (i < n && t[i] >= '0' && t[i] <= '9') {
+      if (i - d0 >= 12) return false;
+      v = v * 10 + (t[i++] - '0');
+    }
+    if (i == d0 || (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E'))) return false;
+    if (neg) v = -v;
+    out->emplace_back(key, v);
+    ws();
+    if (i >= n) return false;
+    if (t[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (t[i++] != '}') return false;
+    ws();
+    return i == n;
+  }
+}
+
+// vocab object {"token": id} -> tokens by id. Keys are byte-level strings; a key equal to the
+// raw text of an entry of `extra` (tokenizer.json added tokens, id -> raw text) with the same id
+// is taken as raw text. Ids must be exactly 0..n-1 once `extra` is merged in.
+std::vector<std::string> tokens_from_entries(const std::string& path, const std::string& jpath,
+                                             const VocabEntries& entries,
+                                             const std::vector<std::pair<int64_t, std::string>>& extra) {
+  size_t n = entries.size();
   int64_t max_id = -1;
-  for (auto& [k, v] : vocab.items()) {
-    if (!v.is_number_integer())
-      corrupt(path + ": " + jpath + "[\"" + k + "\"]: id must be an integer, found " +
-              type_name(v) + " " + v.dump());
-    int64_t id = v.get<int64_t>();
+  for (auto& [k, id] : entries) {
     if (id < 0) corrupt(path + ": " + jpath + "[\"" + k + "\"]: negative id " + std::to_string(id));
     max_id = std::max(max_id, id);
   }
   for (auto& [id, raw] : extra) max_id = std::max(max_id, id);
-  size_t size = size_t(max_id + 1);
-  if (size > n + extra.size())
+  if (max_id < 0) corrupt(path + ": " + jpath + " is empty");
+  if (uint64_t(max_id) >= n + extra.size())
     corrupt(path + ": " + jpath + ": ids are not contiguous: largest id " + std::to_string(max_id) +
             " but only " + std::to_string(n + extra.size()) + " entries");
+  size_t size = size_t(max_id + 1);
   std::vector<std::string> tokens(size);
-  std::vector<uint8_t> filled(size, 0);
+  std::vector<uint8_t> filled(size, 0), has_raw(size, 0);
   std::vector<std::string> raw_by_id(size);
-  std::vector<uint8_t> has_raw(size, 0);
   for (auto& [id, raw] : extra) raw_by_id[size_t(id)] = raw, has_raw[size_t(id)] = 1;
-  std::string bytes;
-  for (auto& [k, v] : vocab.items()) {
-    size_t id = size_t(v.get<int64_t>());
+  for (auto& [k, id64] : entries) {
+    size_t id = size_t(id64);
     if (filled[id])
       corrupt(path + ": " + jpath + ": duplicate id " + std::to_string(id) + " (\"" + k + "\")");
     if (has_raw[id] && raw_by_id[id] == k) {
-      bytes = k;
+      tokens[id] = k;
     } else {
       size_t bad = 0;
-      if (!byte_level_decode(k, &bytes, &bad))
+      if (!byte_level_decode(k, &tokens[id], &bad))
         corrupt(path + ": " + jpath + "[\"" + k + "\"] (id " + std::to_string(id) +
                 "): character at byte " + std::to_string(bad) +
                 " is not in the byte-level alphabet");
     }
-    tokens[id] = bytes;
     filled[id] = 1;
   }
   for (auto& [id, raw] : extra) {
@@ -78,8 +170,25 @@ std::vector<std::string> tokens_from_vocab(const std::string& path, const std::s
     filled[size_t(id)] = 1;
   }
   for (size_t id = 0; id < size; ++id)
-    if (!filled[id]) corrupt(path + ": " + jpath + ": id " + std::to_string(id) + " is missing (ids must be 0.." + std::to_string(size - 1) + ")");
+    if (!filled[id])
+      corrupt(path + ": " + jpath + ": id " + std::to_string(id) + " is missing (ids must be 0.." +
+              std::to_string(size - 1) + ")");
   return tokens;
+}
+
+// Type-checks a parsed vocab object and lists its entries.
+VocabEntries entries_from_json(const std::string& path, const std::string& jpath, const json& vocab) {
+  if (!vocab.is_object())
+    corrupt(path + ": " + jpath + " must be an object {\"token\": id}, found " + type_name(vocab));
+  VocabEntries entries;
+  entries.reserve(vocab.size());
+  for (auto& [k, v] : vocab.items()) {
+    if (!v.is_number_integer())
+      corrupt(path + ": " + jpath + "[\"" + k + "\"]: id must be an integer, found " +
+              type_name(v) + " " + v.dump());
+    entries.emplace_back(k, v.get<int64_t>());
+  }
+  return entries;
 }
 
 BpeParts::Merge merge_from_line(const std::string& path, std::string_view line, size_t line_no,
@@ -109,14 +218,28 @@ BpeParts::Merge merge_from_line(const std::string& path, std::string_view line, 
 }  // namespace
 
 BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt) {
-  std::string vtext = read_small_file(vocab_json, kMaxTokenizerFile);
-  std::string mtext = read_small_file(merges_txt, kMaxTokenizerFile);
+  // Parsed in place from the maps (no copy: load time is dominated by touching memory).
+  auto vfile = MappedFile::open(vocab_json);
+  auto mfile = MappedFile::open(merges_txt);
+  for (const auto& f : {vfile, mfile})
+    if (f->size() > kMaxTokenizerFile)
+      corrupt(f->path() + ": file is " + std::to_string(f->size()) + " bytes, limit " +
+              std::to_string(kMaxTokenizerFile));
+  std::string_view vtext(reinterpret_cast<const char*>(vfile->data()), vfile->size());
+  std::string_view mtext(reinterpret_cast<const char*>(mfile->data()), mfile->size());
   BpeParts parts;
   parts.source = vocab_json;
-  parts.tokens = tokens_from_vocab(vocab_json, "vocab", parse_json(vocab_json, vtext), {});
+  VocabEntries entries;
+  entries.reserve(vtext.size() / 12);
+  if (!fast_vocab_entries(vtext, &entries)) {
+    entries.clear();
+    entries = entries_from_json(vocab_json, "vocab", parse_json(vocab_json, std::string(vtext)));
+  }
+  parts.tokens = tokens_from_entries(vocab_json, "vocab", entries, {});
   // merges.txt: optional "#version" first line, then "left right" per line; blank lines and
   // CRLF are accepted (reliability.md T2).
   parts.merges_where = "line";
+  parts.merges.reserve(mtext.size() / 8);
   size_t line_no = 0;
   for (size_t pos = 0; pos < mtext.size();) {
     size_t eol = mtext.find('\n', pos);
@@ -190,7 +313,7 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
   if (v == model.end()) corrupt(path + ": model.vocab is missing");
   BpeParts parts;
   parts.source = path;
-  parts.tokens = tokens_from_vocab(path, "model.vocab", *v, added);
+  parts.tokens = tokens_from_entries(path, "model.vocab", entries_from_json(path, "model.vocab", *v), added);
   parts.special = std::move(special);
 
   auto m = model.find("merges");
