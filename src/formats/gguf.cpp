@@ -608,10 +608,16 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
   if (tok && tok->array_count == rows) {
     for (std::string& s : string_array("tokenizer.ggml.tokens")) e.vocab.add(std::move(s));
   }
+  // Model facts: general.* and <architecture>.* scalars (llama.embedding_length, ...).
+  std::string arch;
+  if (const GgufKv* a = find_kv("general.architecture"); a && a->type == GgufValueType::kString)
+    arch = a->str + ".";
   for (const GgufKv& kv : kvs_) {
-    if (kv.key.rfind("general.", 0) != 0) continue;
+    if (kv.key.rfind("general.", 0) != 0 && (arch.empty() || kv.key.rfind(arch, 0) != 0)) continue;
     if (kv.type == GgufValueType::kString) e.metadata[kv.key] = kv.str;
     else if (is_integer(kv.type)) e.metadata[kv.key] = is_signed(kv.type) ? std::to_string(kv.i) : std::to_string(kv.u);
+    else if (kv.type == GgufValueType::kFloat32 || kv.type == GgufValueType::kFloat64) e.metadata[kv.key] = std::to_string(kv.f);
+    else if (kv.type == GgufValueType::kBool) e.metadata[kv.key] = kv.b ? "true" : "false";
   }
   return e;
 }

@@ -236,6 +236,8 @@ TEST_P(GgufTypes, DequantisesTokenEmbeddingLikeNumpy) {
   ASSERT_EQ(e.vocab.size(), 5u);
   EXPECT_EQ(e.vocab.token(3), "\xc3\xa9t\xc3\xa9");
   EXPECT_EQ(e.metadata["general.architecture"], "llama");
+  EXPECT_EQ(e.metadata["llama.embedding_length"], "512");
+  EXPECT_EQ(e.metadata.count("tokenizer.ggml.model"), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSupported, GgufTypes,
