@@ -76,6 +76,7 @@ int run_train(const TrainOpts& a) {
   o.checkpoint_path = a.checkpoint.empty() ? a.out + ".ckpt" : a.checkpoint;
   o.resume = a.resume;
   validate_word2vec_options(o);
+  remove_stale_temp_files(a.out);  // left by a run killed while writing
   // Fail on an unwritable output folder now, not after training.
   { AtomicFile probe(a.out); }
   if (a.checkpoint_every || a.resume) { AtomicFile probe(o.checkpoint_path); }

@@ -1,6 +1,7 @@
 // Saving a trained word2vec result: the table through formats/embeddings_file.h, metadata,
 // row statistics.
 #include <cstdio>
+#include <filesystem>
 
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/error.h"
@@ -45,6 +46,23 @@ void save_word2vec(const std::string& path, const Word2VecResult& r, const Word2
   so.format = format;
   so.metadata = word2vec_metadata(r, o);
   save_embeddings(path, r.table, &r.vocab, so);
+}
+
+size_t remove_stale_temp_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string prefix = p.filename().string() + ".tmp-";
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0) {
+      std::error_code rm;
+      n += fs::remove(it->path(), rm);
+    }
+  }
+  return n;
 }
 
 void save_row_stats(const std::string& path, const Word2VecResult& r) {

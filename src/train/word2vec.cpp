@@ -173,6 +173,7 @@ void validate_word2vec_options(const Word2VecOptions& o) {
 
 Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word2VecOptions& o) {
   validate_word2vec_options(o);
+  if (!o.checkpoint_path.empty()) remove_stale_temp_files(o.checkpoint_path);
   const auto t_scan = Clock::now();
   std::vector<std::string> files = list_corpus_files(inputs);
   std::string work_dir = o.work_dir;

@@ -32,7 +32,7 @@ std::string topic_corpus(size_t n_sentences, unsigned seed) {
   return s;
 }
 
-CommandResult cli(const std::string& args) { return run(shell_quote(cli_path()) + " " + args); }
+CommandResult cli(const std::string& args) { return run(shell_quote(cli_path()) + " train " + args); }
 
 // Reads a safetensors header with nothing but struct + json.
 const char* kHeaderScript = R"PY(
@@ -54,7 +54,7 @@ print(json.dumps({'tensors': {k: {'dtype': v['dtype'], 'shape': v['shape']} for 
 }  // namespace
 
 TEST(CliTrain, HelpHasAnExample) {
-  auto r = cli("train --help");
+  auto r = cli("--help");
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("embedscope train corpus.txt -o"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--checkpoint-every"), std::string::npos);

@@ -128,6 +128,11 @@ std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& resul
 void save_word2vec(const std::string& path, const Word2VecResult& result,
                    const Word2VecOptions& options, FileFormat format = FileFormat::kUnknown);
 
+// Removes "<path>.tmp-XXXXXX" files beside `path`: what an AtomicFile writer killed mid-write
+// (SIGKILL, power loss) leaves behind. train_word2vec calls it for its checkpoint path; call it
+// for an output path before writing it. Returns how many were removed.
+size_t remove_stale_temp_files(const std::string& path);
+
 // Per-row statistics as TSV (atomically): id, token (escaped), count, trained, updates, drift.
 // Needs a result trained with row_stats (Error(kInvalidArgument) otherwise).
 void save_row_stats(const std::string& path, const Word2VecResult& result);
