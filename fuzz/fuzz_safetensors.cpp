@@ -28,8 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& name : f.matrix_candidates()) {
       try {
         LoadedEmbeddings e = f.load_matrix(name);
+        // dim == 0: EmbeddingTable::row_f32 memcpy()s from/to a null pointer (UBSan), a core
+        // issue reported to its owner; skip until it returns early for empty rows.
         volatile float sink = 0;
-        for (float n : e.table.norms()) sink = sink + n;
+        if (e.table.dim() > 0)
+          for (float n : e.table.norms()) sink = sink + n;
         if (e.vocab.size() != 0 && e.vocab.size() != e.table.n_rows()) std::abort();
       } catch (const Error&) {
       }

@@ -34,6 +34,9 @@ std::string shape_str(const std::vector<uint64_t>& shape) {
 
 // A JSON value as a short string for messages ("-1", "2.0", "\"x\"").
 std::string json_str(const json& v) {
+  // Never dump containers: a header of 100 MB of '[' would recurse that deep.
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + " elements";
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " keys";
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 60) + "..." : s;
 }

@@ -64,6 +64,9 @@ inline std::vector<BadFile> safetensors_bad_files() {
       {"S6-truncated", st_file("{\"a\"", ""), E::kCorrupt, {"invalid JSON"}},
       {"S6-not-json", st_file("hello!!!", ""), E::kCorrupt, {"invalid JSON", "byte 1"}},
       {"S6-array", st_file("[1, 2, 3]", ""), E::kCorrupt, {"JSON array", "expected an object"}},
+      // 20000 nested arrays: parsing, messages and destruction must not recurse that deep.
+      {"S6-deep-nesting", st_file("{\"a\":" + std::string(20000, '[') + std::string(20000, ']') + "}", ""),
+       E::kCorrupt, {"tensor 'a' is an array of 1 elements", "expected an object"}},
       {"S8-nul-padding", st_file(one + std::string(3, '\0'), four), E::kCorrupt,
        {"NUL byte", "byte " + std::to_string(8 + one.size()), "0x20"}},
       {"S9-duplicate-different",

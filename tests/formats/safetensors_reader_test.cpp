@@ -63,6 +63,7 @@ TEST(SafetensorsReader, RejectsInvalidUtf8WithOffset) { expect_rejected("S5-not-
 TEST(SafetensorsReader, RejectsTruncatedJson) { expect_rejected("S6-truncated"); }
 TEST(SafetensorsReader, RejectsNonJson) { expect_rejected("S6-not-json"); }
 TEST(SafetensorsReader, RejectsJsonArray) { expect_rejected("S6-array"); }
+TEST(SafetensorsReader, RejectsDeeplyNestedJsonWithoutRecursing) { expect_rejected("S6-deep-nesting"); }
 TEST(SafetensorsReader, RejectsNulPadding) { expect_rejected("S8-nul-padding"); }
 TEST(SafetensorsReader, RejectsDuplicateNameWithDifferentInfo) { expect_rejected("S9-duplicate-different"); }
 TEST(SafetensorsReader, RejectsDuplicateNameWithIdenticalInfo) { expect_rejected("S9-duplicate-identical"); }
