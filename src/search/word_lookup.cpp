@@ -34,11 +34,16 @@ WordLookup::WordLookup(const Model& m) : vocab_(&m.emb.vocab) {
   n_rows_ = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
   if (!m.dir.empty()) tok_ = BpeTokenizer::find_in_dir(m.dir);
   if (!tok_ && m.emb.format == FileFormat::kGguf) tok_ = BpeTokenizer::from_gguf(m.path);
-  if (!tok_ && m.emb.vocab.empty() && looks_like_gpt2(m.emb.table.n_rows())) {
-    // A bare GPT-2-shaped matrix: GPT-2's vocabulary (fetched by setup) when it is there; a
-    // missing one only means words can't be looked up, "#id" queries still work.
+  if (!tok_ && looks_like_gpt2(m.emb.table.n_rows())) {
+    // A GPT-2-shaped matrix without tokenizer files: GPT-2's vocabulary (fetched by setup),
+    // when the file has no vocabulary or its tokens agree with GPT-2's. A missing one only
+    // means words can't be tokenized; "#id" queries and exact tokens still work.
     try {
-      tok_ = BpeTokenizer::gpt2_default();
+      BpeTokenizer t = BpeTokenizer::gpt2_default();
+      bool agrees = true;
+      for (size_t i = 0; i < std::min<size_t>(m.emb.vocab.size(), 50257) && agrees; i += 97)
+        agrees = m.emb.vocab.token(TokenId(i)) == t.token_bytes(TokenId(i));
+      if (agrees) tok_ = std::move(t);
     } catch (const Error&) {
     }
   }
@@ -114,6 +119,11 @@ std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
   if (auto id = vocab_->find(ascii_lower(q)); id && size_t(*id) < n_rows_) {
     r.ids = {*id};
     return finish("lowercase");
+  }
+  // Token vocabularies without a tokenizer: the space-prefixed token running text uses.
+  if (auto id = vocab_->find(" " + std::string(q)); id && size_t(*id) < n_rows_) {
+    r.ids = {*id};
+    return finish("token");
   }
   return std::nullopt;
 }

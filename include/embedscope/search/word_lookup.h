@@ -1,9 +1,10 @@
 // Word -> rows: how a query word typed by a user becomes rows of a model's matrix.
 //
 // Word-level models (word2vec, GloVe, fastText .vec: a Vocabulary of words, no tokenizer):
-//   the exact word, else its lower-case form.
+//   the exact word, else its lower-case form, else " word" (a token vocabulary without a
+//   tokenizer).
 // Token models (a BPE tokenizer beside the weights, inside a GGUF, or GPT-2's vocabulary for a
-// bare 50257-row matrix without one):
+// GPT-2-shaped matrix without one whose vocabulary, if any, agrees with GPT-2's):
 //   the space-prefixed single token (" computer", the row running text uses) when it exists,
 //   else the bare single token, else the pieces of " word" (their mean is the query; the pieces
 //   are reported so the user sees what was averaged). A query that already starts with a space

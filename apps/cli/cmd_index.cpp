@@ -1,0 +1,117 @@
+// embedscope index build|query: an HNSW index for fast approximate neighbours.
+#include <cstdio>
+
+#include "command.h"
+#include "embedscope/core/error.h"
+#include "embedscope/search/hnsw_index.h"
+#include "search_cli.h"
+
+namespace embedscope::cli {
+namespace {
+
+struct IndexOpts {
+  SearchFlags f;
+  std::string out, index;
+  size_t M = 16, ef_construction = 200, ef = 64;
+  bool check_recall = false;
+};
+
+int run_build(IndexOpts o) {
+  std::string ref = take_model_ref(o.f, 0);
+  if (!o.f.args.empty())
+    throw Error(ErrorCode::kInvalidArgument, "index build takes one model (FILE or --model), got extra '" + o.f.args[0] + "'");
+  double t0 = now_ms();
+  Model m = load_model_ref(ref);
+  size_t n = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
+  double t1 = now_ms();
+  HnswIndex ix = HnswIndex::build(m.emb.table, {.M = o.M, .ef_construction = o.ef_construction,
+                                                .n_threads = o.f.threads, .n_rows = n});
+  double build_ms = now_ms() - t1;
+  uint64_t h = table_content_hash(m.emb.table);
+  ix.save(o.out, h);
+  json j{{"index", o.out}, {"model", m.path}, {"rows", n}, {"dim", m.emb.table.dim()},
+         {"M", o.M}, {"ef_construction", o.ef_construction}, {"model_hash", hash_hex(h)},
+         {"build_ms", build_ms}, {"total_ms", now_ms() - t0}};
+  if (o.f.json) print_json(j);
+  else
+    std::printf("wrote %s: %zu rows, M %zu, ef_construction %zu, built in %.0f ms\n", o.out.c_str(), n,
+                o.M, o.ef_construction, build_ms);
+  return kExitOk;
+}
+
+int run_query(IndexOpts o) {
+  std::string ref = take_model_ref(o.f, 1);
+  if (o.f.args.size() != 1) throw Error(ErrorCode::kInvalidArgument, "index query needs one query WORD (or #ID)");
+  LoadedSearch ls = load_search(ref, o.f);
+  std::optional<std::vector<uint8_t>> allow;
+  SearchOptions so = search_options(ls, o.f, &allow);
+  ResolvedWord r;
+  Term t = resolve_term(ls, o.f.args[0], 1.0f, &r);
+  std::vector<float> q = compose_terms(*ls.searcher, std::vector<Term>{t});
+  if (!o.f.include_query) so.exclude = r.exclude;
+  double t0 = now_ms();
+  HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
+  double load_ms = now_ms() - t0;
+  t0 = now_ms();
+  auto nn = ix.search(q, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
+  double ms = now_ms() - t0;
+  json j{{"query", o.f.args[0]}, {"resolved", resolved_json(r)}, {"mode", "hnsw"}, {"ef", o.ef},
+         {"elapsed_ms", ms}, {"index_load_ms", load_ms}, {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
+  if (o.check_recall) {
+    t0 = now_ms();
+    auto exact = ls.searcher->search(q, so);
+    j["exact_ms"] = now_ms() - t0;
+    json missed = json::array();
+    size_t hit = 0;
+    for (const Neighbor& e : exact) {
+      bool found = false;
+      for (const Neighbor& a : nn) found = found || a.id == e.id;
+      if (found) ++hit;
+      else missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
+    }
+    j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
+    j["missed"] = missed;
+  }
+  if (o.f.json) {
+    print_json(j);
+    return kExitOk;
+  }
+  std::printf("neighbors of '%s' (hnsw, ef %zu, %.3f ms):\n", printable(o.f.args[0]).c_str(), o.ef, ms);
+  print_neighbors(ls, nn, Metric::kCosine);
+  if (o.check_recall) {
+    std::printf("recall@%zu vs exact: %.3f", so.k, j["recall"].get<double>());
+    for (const auto& mm : j["missed"]) std::printf("  missed %s", printable(mm["token"].get<std::string>()).c_str());
+    std::printf("\n");
+  }
+  return kExitOk;
+}
+
+Command reg(
+    "index", "Build or query an HNSW index (approximate cosine neighbours)",
+    [](CLI::App& app) -> Runner {
+      auto o = std::make_shared<IndexOpts>();
+      app.require_subcommand(1);
+      CLI::App* b = app.add_subcommand("build", "Build an index for a model and write it atomically");
+      b->add_option("ARGS", o->f.args, "[FILE] the model");
+      add_search_flags(*b, o->f, false);
+      b->add_option("-o,--output", o->out, "index file to write")->required();
+      b->add_option("--M", o->M, "HNSW graph degree (default 16)");
+      b->add_option("--ef-construction", o->ef_construction, "build-time search width (default 200)");
+      b->footer("Example:\n  embedscope index build --model vectors.bin -o vectors.hnsw --threads 2\n"
+                "The file stores the model's content hash; queries refuse it when the model changed.");
+      CLI::App* q = app.add_subcommand("query", "Nearest neighbours from an index");
+      q->add_option("ARGS", o->f.args, "[FILE] WORD");
+      add_search_flags(*q, o->f, true);
+      q->add_option("--index", o->index, "index file (embedscope index build)")->required();
+      q->add_option("--ef", o->ef, "search width (default 64; larger = better recall, slower)");
+      q->add_flag("--check-recall", o->check_recall, "compare with exact search: recall@k and the missed rows");
+      q->footer("Example:\n  embedscope index query --model vectors.bin --index vectors.hnsw king --ef 100 --check-recall --json\n"
+                "JSON: {\"query\", \"neighbors\", \"mode\": \"hnsw\", \"elapsed_ms\", \"recall\", \"missed\"}");
+      app.footer("Examples:\n  embedscope index build --model vectors.bin -o v.hnsw\n"
+                 "  embedscope index query --model vectors.bin --index v.hnsw king --check-recall");
+      return [o, b] { return b->parsed() ? run_build(*o) : run_query(*o); };
+    },
+    25);
+
+}  // namespace
+}  // namespace embedscope::cli

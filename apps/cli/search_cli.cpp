@@ -1,0 +1,124 @@
+#include "search_cli.h"
+
+#include <sys/stat.h>
+
+#include <charconv>
+#include <cstdio>
+
+#include "embedscope/core/error.h"
+
+namespace embedscope::cli {
+
+void add_search_flags(CLI::App& app, SearchFlags& f, bool with_query) {
+  app.add_option("--model,-m", f.model, "model: file, Hugging Face folder or hub id (default: the embedded default model)");
+  app.add_option("--threads,-t", f.threads, "threads (default: all cores)");
+  app.add_flag("--json", f.json, "machine-readable output");
+  app.add_flag("--center", f.center, "subtract the mean row first (anisotropy correction)");
+  if (!with_query) return;
+  app.add_option("-k,--k", f.k, "number of neighbours")->check(CLI::PositiveNumber);
+  app.add_option("--metric", f.metric, "cosine (default), dot or l2");
+  app.add_option("--mode", f.mode, "exact (default) or fast (int8 scan + exact re-rank)");
+  app.add_flag("--include-query", f.include_query, "keep the query's own rows in the answer");
+  app.add_option("--ids", f.ids, "only these rows (comma-separated ids)");
+  app.add_option("--words-file", f.words_file, "only the rows of the words in this file (one per line)");
+  app.add_option("--regex", f.regex, "only tokens whose readable form matches (ECMAScript)");
+  app.add_option("--min-count", f.min_count, "only rows with at least this training count");
+  app.add_option("--class", f.token_class, "token class: any, word (whole word with leading space), alpha, nospecial");
+  app.add_option("--top-n", f.top_n, "only the N most frequent rows");
+}
+
+std::string take_model_ref(SearchFlags& f, int n_words) {
+  if (!f.model.empty() || f.args.empty()) return f.model;
+  bool first_is_model;
+  // An existing path is always the model (so a missing word gives an arity error, not a
+  // silent switch to the default model); otherwise count the words.
+  struct stat st;
+  first_is_model = ::stat(f.args[0].c_str(), &st) == 0 ||
+                   (n_words >= 0 && f.args.size() > size_t(n_words));
+  if (!first_is_model) return "";
+  std::string ref = f.args[0];
+  f.args.erase(f.args.begin());
+  return ref;
+}
+
+LoadedSearch load_search(const std::string& ref, const SearchFlags& f) {
+  double t0 = now_ms();
+  LoadedSearch ls;
+  ls.model = std::make_unique<Model>(load_model_ref(ref));
+  ls.words = std::make_unique<WordLookup>(*ls.model);
+  ls.searcher = std::make_unique<Searcher>(ls.model->emb.table,
+                                           SearcherOptions{.n_threads = f.threads, .center = f.center});
+  ls.load_ms = now_ms() - t0;
+  return ls;
+}
+
+Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight, ResolvedWord* info) {
+  std::optional<ResolvedWord> r = ls.words->resolve(word);
+  if (!r)
+    throw Error(ErrorCode::kNotFound,
+                "'" + word + "' is not in the vocabulary of " + ls.model->path + " (" +
+                    std::to_string(ls.model->emb.vocab.size()) + " entries" +
+                    (ls.words->has_tokenizer() ? "" : ", no tokenizer") + ")");
+  if (info) *info = *r;
+  return Term{r->ids, weight};
+}
+
+static std::vector<TokenId> parse_id_list(const std::string& s) {
+  std::vector<TokenId> ids;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    std::string_view part(s.data() + pos, comma - pos);
+    long long v = 0;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0 || v > INT32_MAX)
+      throw Error(ErrorCode::kInvalidArgument, "--ids: '" + std::string(part) + "' is not a row id");
+    ids.push_back(TokenId(v));
+    pos = comma + 1;
+  }
+  return ids;
+}
+
+SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
+                             std::optional<std::vector<uint8_t>>* allow) {
+  SearchOptions o;
+  o.k = f.k;
+  o.metric = parse_metric(f.metric);
+  o.mode = parse_search_mode(f.mode);
+  o.n_rows_limit = ls.words->n_rows();
+  FilterSpec spec;
+  if (!f.ids.empty()) spec.ids = parse_id_list(f.ids);
+  spec.words_file = f.words_file;
+  spec.regex = f.regex;
+  spec.min_count = f.min_count;
+  spec.token_class = parse_token_class(f.token_class);
+  spec.top_n = f.top_n;
+  *allow = build_filter(spec, *ls.words);
+  if (*allow) o.allow = &**allow;
+  return o;
+}
+
+json resolved_json(const ResolvedWord& r) {
+  return json{{"how", r.how}, {"ids", r.ids}, {"pieces", r.pieces}};
+}
+
+json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric) {
+  json a = json::array();
+  for (const Neighbor& n : nn) {
+    json e{{"id", n.id}, {"token", ls.words->display(n.id)}, {"score", finite_or_null(n.score)}};
+    if (metric == Metric::kL2) e["distance"] = finite_or_null(-n.score);
+    a.push_back(std::move(e));
+  }
+  return a;
+}
+
+void print_neighbors(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric) {
+  for (size_t r = 0; r < nn.size(); ++r) {
+    float v = metric == Metric::kL2 ? -nn[r].score : nn[r].score;
+    std::printf("%4zu  %-24s %9.4f  #%d\n", r + 1, printable(ls.words->display(nn[r].id)).c_str(),
+                double(v), nn[r].id);
+  }
+}
+
+}  // namespace embedscope::cli
