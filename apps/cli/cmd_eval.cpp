@@ -1,0 +1,88 @@
+// embedscope eval analogy|similarity FILE: gensim-compatible intrinsic evaluation.
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "command.h"
+#include "common.h"
+#include "embedscope/analysis/evaluate.h"
+#include "embedscope/tokenizer/bpe.h"
+
+namespace embedscope::cli {
+namespace {
+
+struct Opts {
+  std::string kind, file, model, tokenizer = "auto";
+  EvalOptions e;
+  bool case_sensitive = false, json = false;
+};
+
+std::optional<BpeTokenizer> tokenizer_for(const Model& m, const Opts& o) {
+  if (o.tokenizer == "none") return std::nullopt;
+  if (o.tokenizer == "gpt2") return BpeTokenizer::gpt2_default();
+  if (!m.dir.empty())
+    if (auto t = BpeTokenizer::find_in_dir(m.dir)) return t;
+  if (o.model.empty()) return BpeTokenizer::gpt2_default();
+  return std::nullopt;
+}
+
+int run(Opts o) {
+  o.e.case_insensitive = !o.case_sensitive;
+  Model m = load_model_ref(o.model);
+  auto tok = tokenizer_for(m, o);
+  const BpeTokenizer* t = tok ? &*tok : nullptr;
+  if (o.kind == "analogy") {
+    AnalogyResult r = evaluate_analogies(m.emb, t, o.file, o.e);
+    if (o.json) {
+      json secs = json::array();
+      for (auto& s : r.sections)
+        secs.push_back({{"section", s.name}, {"correct", s.correct}, {"incorrect", s.incorrect},
+                        {"accuracy", s.correct + s.incorrect ? json(double(s.correct) / double(s.correct + s.incorrect)) : json(nullptr)}});
+      print_json({{"model", m.ref}, {"file", o.file}, {"score", r.score}, {"questions", r.n_questions},
+                  {"oov", r.n_oov}, {"oov_ratio", r.oov_ratio}, {"composed", r.n_composed}, {"sections", secs}});
+      return kExitOk;
+    }
+    for (auto& s : r.sections) {
+      size_t n = s.correct + s.incorrect;
+      std::printf("%-32s %6.2f%%  (%zu/%zu)\n", s.name.c_str(), n ? 100.0 * double(s.correct) / double(n) : 0.0,
+                  s.correct, n);
+    }
+    std::printf("questions %zu, out of vocabulary %zu (%.1f%%)%s\n", r.n_questions, r.n_oov, r.oov_ratio,
+                r.n_composed ? (", multi-token words composed: " + std::to_string(r.n_composed)).c_str() : "");
+    return kExitOk;
+  }
+  PairsResult r = evaluate_word_pairs(m.emb, t, o.file, o.e);
+  if (o.json) {
+    print_json({{"model", m.ref}, {"file", o.file}, {"pearson", finite_or_null(r.pearson)},
+                {"spearman", finite_or_null(r.spearman)}, {"pairs", r.n_pairs}, {"oov", r.n_oov},
+                {"oov_ratio", r.oov_ratio}, {"composed", r.n_composed}});
+    return kExitOk;
+  }
+  std::printf("Spearman %.4f  Pearson %.4f  pairs %zu  out of vocabulary %zu (%.1f%%)%s\n", r.spearman, r.pearson,
+              r.n_pairs, r.n_oov, r.oov_ratio,
+              r.n_composed ? (", multi-token words composed: " + std::to_string(r.n_composed)).c_str() : "");
+  return kExitOk;
+}
+
+Command reg(
+    "eval", "Analogy / word-similarity evaluation with gensim's semantics",
+    [](CLI::App& app) -> Runner {
+      auto o = std::make_shared<Opts>();
+      app.add_option("KIND", o->kind, "analogy or similarity")->required()->check(CLI::IsMember({"analogy", "similarity"}));
+      app.add_option("FILE", o->file, "questions-words file (analogy) or TAB-separated word pairs (similarity)")->required();
+      app.add_option("--model,-m", o->model, "model (default: the embedded default model)");
+      app.add_option("--restrict", o->e.restrict_vocab, "only the N most frequent rows (gensim restrict_vocab)")->capture_default_str();
+      app.add_flag("--case-sensitive", o->case_sensitive, "do not upper-case words (gensim case_insensitive=False)");
+      app.add_flag("--dummy4unknown", o->e.dummy4unknown, "count OOV questions as wrong / pairs as 0 (gensim)");
+      app.add_option("--tokenizer", o->tokenizer, "auto, gpt2 or none (token models: words are encoded, multi-token words composed)")
+          ->capture_default_str();
+      app.add_option("--threads", o->e.n_threads, "search threads")->capture_default_str();
+      app.add_flag("--json", o->json, "machine-readable output");
+      app.footer("Examples:\n  embedscope eval analogy questions-words.txt --model vectors.bin\n"
+                 "  embedscope eval similarity wordsim353.tsv --model vectors.bin --json");
+      return [o] { return run(*o); };
+    },
+    62);
+
+}  // namespace
+}  // namespace embedscope::cli
