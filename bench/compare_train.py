@@ -59,16 +59,16 @@ def make_corpus(path, repeat):
 
 
 def timed(cmd, log):
-    """Runs cmd under /usr/bin/time; returns (wall seconds, peak RSS MiB)."""
+    """Runs cmd under /usr/bin/time; returns (wall seconds, peak RSS MiB, CPU seconds)."""
     tf = log + ".time"
     t0 = time.perf_counter()
     with open(log, "w") as lf:
-        r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf] + cmd, stdout=lf, stderr=lf)
+        r = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", tf] + cmd, stdout=lf, stderr=lf)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"{cmd[0]} failed, see {log}:\n" + open(log).read()[-2000:])
-    rss_kb = int(open(tf).read().split()[-1])
-    return wall, rss_kb / 1024.0
+    rss_kb, user, sys_ = open(tf).read().split()[-3:]
+    return wall, int(rss_kb) / 1024.0, float(user) + float(sys_)
 
 
 def evaluate(vec_path):
@@ -113,27 +113,27 @@ def main():
                        "-ws", "5", "-neg", "5", "-t", "1e-3", "-minCount", "5", "-epoch", "5",
                        "-lr", "0.025", "-minn", "0", "-maxn", "0", "-thread", str(a.threads),
                        "-verbose", "0"]
-            wall, rss = timed(cmd, out + ".log")
+            wall, rss, cpu = timed(cmd, out + ".log")
             if tool == "embedscope":
                 simd = json.loads(open(out + ".log").read()[open(out + ".log").read().index("{"):])["simd"]
             q = evaluate(out + ".vec")
-            r = {"seed": seed, "wall": wall, "rss_mib": rss, **q}
+            r = {"seed": seed, "wall": wall, "rss_mib": rss, "cpu": cpu, **q}
             runs[tool].append(r)
             print(f"  {tool:10s} seed {seed}: {wall:6.1f} s  {n_words * 5 / wall / 1e3:7.0f}k words/s  "
-                  f"{rss:6.0f} MiB  wordsim {q['wordsim_spearman']:.3f}  analogy {q['analogy']:.3f}",
+                  f"cpu {cpu:6.1f} s  {rss:6.0f} MiB  wordsim {q['wordsim_spearman']:.3f}  analogy {q['analogy']:.3f}",
                   flush=True)
             for ext in (".vec", ".bin"):
                 if os.path.exists(out + ext):
                     os.remove(out + ext)
     # Thread scaling of ours: one 1-thread run.
     out = os.path.join(work, "embedscope-1t")
-    wall1, _ = timed([a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
+    wall1, _, cpu1 = timed([a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
                       "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
                       "--epochs", "5", "--lr", "0.025", "--threads", "1", "--seed", "1", "-q"], out + ".log")
     mean = lambda t, k: sum(r[k] for r in runs[t]) / len(runs[t])
     rows = []
     for t in tools:
-        rows.append((t, mean(t, "wall"), n_words * 5 / mean(t, "wall"), mean(t, "rss_mib"),
+        rows.append((t, mean(t, "wall"), mean(t, "cpu"), n_words * 5 / mean(t, "wall"), mean(t, "rss_mib"),
                      mean(t, "wordsim_spearman"), mean(t, "analogy"), runs[t][0]["vocab"]))
     ours_wall = mean("embedscope", "wall")
     lines = [
@@ -144,22 +144,22 @@ def main():
         f"runs interleaved per seed; mean over seeds {a.seeds}. Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
         "",
-        "| tool | wall s | words/s (x epochs) | vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | vocab |",
-        "|---|---|---|---|---|---|---|---|",
+        "| tool | wall s | CPU s | words/s (x epochs, wall) | wall vs embedscope | CPU vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | vocab |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for t, w, wps, rss, ws, an, v in rows:
-        lines.append(f"| {t} | {w:.1f} | {wps / 1e3:.0f}k | {w / ours_wall:.2f}x slower | {rss:.0f} | "
-                     f"{ws:.3f} | {an:.3f} | {v} |" if t != "embedscope" else
-                     f"| {t} | {w:.1f} | {wps / 1e3:.0f}k | 1.00x | {rss:.0f} | {ws:.3f} | {an:.3f} | {v} |")
+    ours_cpu = mean("embedscope", "cpu")
+    for t, w, c, wps, rss, ws, an, v in rows:
+        lines.append(f"| {t} | {w:.1f} | {c:.1f} | {wps / 1e3:.0f}k | {w / ours_wall:.2f}x | {c / ours_cpu:.2f}x | "
+                     f"{rss:.0f} | {ws:.3f} | {an:.3f} | {v} |")
     lines += ["",
-              f"Thread scaling (embedscope, seed 1): 1 thread {wall1:.1f} s, {a.threads} threads "
+              f"Thread scaling (embedscope, seed 1): 1 thread {wall1:.1f} s wall ({cpu1:.1f} s CPU), {a.threads} threads "
               f"{runs['embedscope'][0]['wall']:.1f} s (speed-up {wall1 / runs['embedscope'][0]['wall']:.2f}x).",
               "",
               "Per run:",
               ""]
     for t in tools:
         for r in runs[t]:
-            lines.append(f"- {t} seed {r['seed']}: {r['wall']:.1f} s, {r['rss_mib']:.0f} MiB, "
+            lines.append(f"- {t} seed {r['seed']}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['rss_mib']:.0f} MiB, "
                          f"wordsim {r['wordsim_spearman']:.3f}, analogy {r['analogy']:.3f}")
     lines += ["", "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`",
               f"Machine: {os.cpu_count()} cores, load average at the end {os.getloadavg()[0]:.1f} "

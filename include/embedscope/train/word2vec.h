@@ -12,10 +12,11 @@
 //     their row and count but are not trained; never-seen ids have count 0.
 //  3. the corpus is re-read once and written as a stream of uint32 row ids (sentence ends marked)
 //     into a temporary file in work_dir, which training maps read-only; it is removed at the end.
-//  4. training: epochs x segments of kSegment ids. Each segment is split into one contiguous
-//     range per thread. A thread's random generator is seeded from (seed, epoch, segment,
-//     thread) and its learning rate from its position, so a run restarted from a checkpoint
-//     (taken between segments) continues bit-identically in one-thread mode.
+//  4. training: each epoch is cut into chunks of 1024 stream positions, 32 chunks to a segment.
+//     Threads take chunks from a shared counter; a chunk's random generator is seeded from
+//     (seed, epoch, chunk) and its learning rate from its position (linear decay to 1e-4 x lr),
+//     so a run restarted from a checkpoint (taken between segments) continues bit-identically
+//     in one-thread mode, and no result depends on which thread ran which chunk.
 //
 // Text policy: words are byte strings. Invalid UTF-8 is kept verbatim (never rejected, never
 // replaced) so that every byte sequence the corpus contains can be looked up again; words longer
