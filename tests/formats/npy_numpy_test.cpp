@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <sstream>
 
+#include "embedscope/core/error.h"
 #include "embedscope/formats/npy.h"
+#include "formats/npy_cases.h"
 #include "test_util.h"
 
 namespace embedscope {
@@ -131,6 +135,59 @@ assert c.tobytes() == bits.astype('<u4').tobytes()
 print('ok')
 )PY", {d.path()});
   EXPECT_EQ(r.out, "ok\n");
+}
+
+}  // namespace
+}  // namespace embedscope
+
+namespace embedscope {
+namespace {
+
+// numpy and our reader on every handcrafted file of npy_cases.h: accepted files load to the
+// same values; rejected files are rejected by numpy too, except where our policy is stricter
+// than numpy's (docs/formats.md), listed here with the reason.
+TEST(NpyVsNumpy, AgreesOnTheHandcraftedCorpus) {
+  const std::map<std::string, std::string> stricter = {
+      {"N5-duplicate-key", "ast.literal_eval keeps the last duplicate"},
+      {"N6-int32", "integer matrices are not embeddings"},
+      {"N9-negative-dim", "numpy 1.24 reads (-2, 3) from 24 bytes as (2, 3): a wrong header"},
+      {"N10-long", "numpy ignores bytes after the data"},
+      {"N-rank-3", "only 1-D and 2-D arrays are tables"},
+      {"N-scalar", "a 0-D array is not a table"},
+  };
+  TempDir d;
+  for (const auto& c : test::npy_bad_files()) test::write_file(d.file(c.id), c.bytes);
+  for (const auto& c : test::npy_good_files()) test::write_file(d.file(c.id), c.bytes);
+  auto r = test::run_python(R"PY(
+import sys, os, numpy as np
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    if f.endswith('.out'):
+        continue
+    try:
+        a = np.load(os.path.join(d, f), allow_pickle=False)
+        a = np.ascontiguousarray(a.astype('<f2' if a.dtype.kind == 'f' and a.itemsize == 2 else '<f4'))
+        open(os.path.join(d, f + '.out'), 'wb').write(a.tobytes())
+        print(f, 'OK')
+    except Exception as e:
+        print(f, 'REJECT')
+)PY", {d.path()});
+  std::istringstream lines(r.out);
+  std::string file, verdict;
+  size_t n = 0;
+  while (lines >> file >> verdict) {
+    ++n;
+    bool np_ok = verdict == "OK";
+    try {
+      auto e = load_npy(d.file(file));
+      EXPECT_TRUE(np_ok) << file << ": we accept, numpy rejects";
+      if (np_ok) EXPECT_EQ(table_bytes(e.table), test::read_file(d.file(file + ".out"))) << file;
+    } catch (const Error& e) {
+      if (np_ok) EXPECT_TRUE(stricter.count(file)) << file << ": we reject (" << e.what() << "), numpy accepts";
+      else EXPECT_FALSE(stricter.count(file)) << file << ": listed as stricter but numpy rejects it too";
+    }
+  }
+  EXPECT_EQ(n, test::npy_bad_files().size() + test::npy_good_files().size());
 }
 
 }  // namespace
