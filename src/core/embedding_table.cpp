@@ -70,6 +70,7 @@ const uint16_t* EmbeddingTable::u16() const {
 
 void EmbeddingTable::row_f32(size_t i, float* out) const {
   ES_CHECK(i < n_rows_);
+  if (dim_ == 0) return;  // empty rows: data_ may be null, and memcpy(null, ..., 0) is UB
   if (dtype_ == DType::kF32) {
     std::memcpy(out, data_ + i * row_bytes(), dim_ * 4);
     return;

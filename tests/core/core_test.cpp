@@ -111,3 +111,9 @@ TEST(MappedFile, MissingFileIsNotFound) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
   }
 }
+
+TEST(EmbeddingTable, ZeroDimRowsAreEmptyNotUndefined) {
+  auto t = EmbeddingTable::view(nullptr, nullptr, 2, 0, DType::kF32, false);
+  EXPECT_TRUE(t.row(1).empty());
+  EXPECT_EQ(t.norms(), (std::vector<float>{0.0f, 0.0f}));
+}

@@ -75,7 +75,7 @@ struct SaveOptions {
 
 // Writes atomically (temp file + fsync + rename). word2vec formats need a vocabulary of
 // n_rows entries (Error(kInvalidArgument) otherwise); npy drops the vocabulary; safetensors
-// stores it in __metadata__.
+// stores it as tensors (layout below).
 void save_embeddings(const std::string& path, const EmbeddingTable& table, const Vocabulary* vocab,
                      const SaveOptions& options = {});
 
