@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# info / model loading benchmark: `embedscope info --model DIR` on a GPT-2-sized folder
+# (50257 x 768 F32 wte + 12 transformer layers, ~500 MB) as safetensors and as pytorch_model.bin,
+# and `embedscope info` on the 50257 x 768 matrix alone, timed from process start to exit with
+# hyperfine (files in page cache after the warmup runs), next to Python's numpy.load and
+# torch.load of the same matrix in the same run. Peak RSS from /usr/bin/time -v.
+# Targets (issue 3 / 2): < 30 ms safetensors folder, < 60 ms .bin, < 20 ms plain safetensors file.
+#
+#   bench/bench_info.sh [BUILD_DIR [DATA_DIR]]   # default build-release; prints a RESULTS.md block
+# DATA_DIR keeps the generated ~1 GB of files between runs (default: a temporary folder).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build-release}"
+cli="$build/bin/embedscope"
+[ -x "$cli" ] || { echo "build the CLI first: ninja -C $build embedscope_cli" >&2; exit 1; }
+if [ -n "${2:-}" ]; then
+  work="$2"
+  mkdir -p "$work"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
+[ -f "$work/wte.pt" ] || /usr/bin/python3 "$root/bench/gen_info_bench.py" "$work"
+py=/usr/bin/python3
+echo "## info / model loading"
+echo
+echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Command: bench/bench_info.sh $build  ($(date -u +%Y-%m-%d)); folder sizes: safetensors $(du -sh "$work/st" | cut -f1), bin $(du -sh "$work/bin" | cut -f1)"
+echo
+hyperfine -N --warmup 3 --runs 20 --export-json "$work/h.json" \
+  -n "embedscope info --model <safetensors folder>" "$cli info --model $work/st" \
+  -n "embedscope info --model <pytorch_model.bin folder>" "$cli info --model $work/bin" \
+  -n "embedscope info wte.safetensors" "$cli info $work/wte.safetensors" \
+  -n "python3 numpy.load(wte.npy)" "$py -c \"import numpy; numpy.load('$work/wte.npy')\"" \
+  -n "python3 torch.load(wte.pt)" "$py -c \"import torch; torch.load('$work/wte.pt')\"" \
+  -n "python3 import torch (no load)" "$py -c 'import torch'" >/dev/null
+rss() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); printf "%.0f", $2/1024}'; }
+declare -A peak
+peak["embedscope info --model <safetensors folder>"]=$(rss "$cli" info --model "$work/st")
+peak["embedscope info --model <pytorch_model.bin folder>"]=$(rss "$cli" info --model "$work/bin")
+peak["embedscope info wte.safetensors"]=$(rss "$cli" info "$work/wte.safetensors")
+peak["python3 numpy.load(wte.npy)"]=$(rss $py -c "import numpy; numpy.load('$work/wte.npy')")
+peak["python3 torch.load(wte.pt)"]=$(rss $py -c "import torch; torch.load('$work/wte.pt')")
+peak["python3 import torch (no load)"]=$(rss $py -c "import torch")
+echo "| command | median ms | min ms | peak RSS MiB |"
+echo "|---|---|---|---|"
+$py - "$work/h.json" <<'PY' | while IFS=$'\t' read -r name med mn; do echo "| $name | $med | $mn | ${peak[$name]} |"; done
+import json, sys
+for r in json.load(open(sys.argv[1]))['results']:
+    print('%s\t%.1f\t%.1f' % (r['command'], r['median'] * 1000, r['min'] * 1000))
+PY
+echo
+echo "Load phase as reported by info (load_ms, median of 5):"
+for d in st bin; do
+  for i in 1 2 3 4 5; do "$cli" info --model "$work/$d" --json | $py -c 'import json,sys; print(json.load(sys.stdin)["load_ms"])'; done |
+    sort -n | sed -n 3p | xargs printf "  %s: %.1f ms\n" "$d"
+done
