@@ -90,6 +90,27 @@ void BM_EncodeBrown(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeBrown)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Line by line, as the node peers are measured (bench/compare_tokenizer.js).
+void BM_EncodeBrownLines(benchmark::State& state) {
+  const std::string& text = brown();
+  std::vector<std::string_view> lines;
+  for (size_t p = 0; p < text.size();) {
+    size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    lines.push_back(std::string_view(text).substr(p, e - p));
+    p = e + 1;
+  }
+  gpt2().encode(text.substr(0, 100000));
+  size_t n_tokens = 0;
+  for (auto _ : state) {
+    n_tokens = 0;
+    for (std::string_view l : lines) n_tokens += gpt2().encode(l).size();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations() * text.size()));
+  state.counters["tokens"] = double(n_tokens);
+}
+BENCHMARK(BM_EncodeBrownLines)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // 1 MB of one repeated character: one pre-token, so the heap merge carries it.
 void BM_Encode1MB(benchmark::State& state) {
   const char c = "a 7"[state.range(0)];
