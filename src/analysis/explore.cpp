@@ -248,7 +248,9 @@ ExploreResult Explorer::explore(std::string_view word_in) const {
   r.neighbors = top_k(scores, qr.ids, pq, &r.scores);
   r.n_candidates = r.scores.n;
   for (auto& n : r.neighbors) r.labels.add(n.label);
-  r.baseline = baseline(qr.ids, pq, opt_.seed);
+  // The baseline's row streams depend on the query's row too, so different words get
+  // different random neighbourhoods, as in one materialised random matrix.
+  r.baseline = baseline(qr.ids, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(qr.ids[0]) + 1)));
   auto mean_of = [](const auto& v) {
     double s = 0;
     for (auto x : v) s += double(x);
@@ -296,7 +298,7 @@ SampleResult Explorer::sample(size_t n_words) const {
     std::vector<TokenId> excl = {id};
     auto nn = top_k(searcher_->score_all(q, Metric::kCosine), excl, pq, nullptr);
     for (auto& n : nn) { s.labels.add(n.label); top += n.score; }
-    BaselineView b = baseline(excl, pq, opt_.seed + 1 + w);
+    BaselineView b = baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)));
     s.baseline_labels.add(b.labels);
     for (float x : b.top_scores) btop += x;
   }
