@@ -1,6 +1,7 @@
 // Random baseline: seeded per-row generators, exact cosine sampling, order statistics.
 #include "embedscope/analysis/baseline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -160,7 +161,9 @@ std::vector<double> expected_top_cosines(size_t n_rows, size_t dim, size_t k) {
   if (dim == 0) return out;
   double n = double(n_rows);
   for (size_t i = 1; i <= k && i <= n_rows; ++i)
-    out.push_back(normal_quantile((n - double(i) + 1 - 0.375) / (n + 0.25)) / std::sqrt(double(dim)));
+    // The normal approximation ignores that a cosine is bounded; at tiny dims it would pass 1.
+    out.push_back(std::clamp(normal_quantile((n - double(i) + 1 - 0.375) / (n + 0.25)) / std::sqrt(double(dim)),
+                             -1.0, 1.0));
   return out;
 }
 

@@ -156,6 +156,10 @@ print(" ".join(repr(float(norm.ppf((n - i + 1 - 0.375) / (n + 0.25)) / dim ** 0.
   }
 }
 
+TEST(Baseline, ExpectedTopCosinesStayCosines) {
+  for (double e : expected_top_cosines(50257, 2, 5)) EXPECT_LE(e, 1.0);
+}
+
 TEST(Baseline, RejectsDimBelowTwo) {
   EXPECT_THROW(random_cosines(parse_init_hint(""), 10, 1, 0), Error);
 }

@@ -55,7 +55,8 @@ EmbeddingTable random_table(const InitDistribution& init, size_t n_rows, size_t 
 std::vector<float> random_cosines(const InitDistribution& init, size_t n_rows, size_t dim,
                                   uint64_t seed);
 
-// Approximate expected value of the k largest cosines among n_rows random rows (descending).
+// Approximate expected value of the k largest cosines among n_rows random rows (descending),
+// clamped to [-1, 1] (the approximation is poor at tiny dims).
 std::vector<double> expected_top_cosines(size_t n_rows, size_t dim, size_t k);
 
 // Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).
