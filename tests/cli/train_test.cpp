@@ -88,7 +88,7 @@ TEST(CliTrain, Word2VecOutputLoadsInGensimAndLearnedTopics) {
   for (const char* fmt : {"word2vec", "word2vec-bin"}) {
     std::string out = d.file(std::string("v.") + fmt);
     auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(out) + " --format " + fmt +
-                 " --dim 16 --epochs 3 --min-count 1 --threads 2 -q");
+                 " --dim 16 --epochs 3 --min-count 1 --threads 1 -q");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto py = run_python(
         "import sys\nfrom gensim.models import KeyedVectors\n"
