@@ -148,13 +148,21 @@ int run(const Opts& o) {
     rows += (rows.empty() ? "" : ", ") + toks + " [" + ids + "]" + (i == r.query_variant ? "*" : "");
   }
   std::printf("rows: %s%s\n", rows.c_str(), r.composed ? "  (* = query; several tokens: their mean)" : "  (* = query)");
-  std::printf("%3s  %-18s %7s  %-8s %s\n", "#", "neighbour", "cosine", "label", "evidence");
+  // Pad by code points, not bytes: readable tokens contain multi-byte marks such as "␣".
+  auto pad = [](std::string t, size_t width) {
+    size_t cps = 0;
+    for (unsigned char c : t) cps += (c & 0xC0) != 0x80;
+    if (cps < width) t.append(width - cps, ' ');
+    return t;
+  };
+  std::printf("%3s  %s %7s  %s %s\n", "#", pad("neighbour", 18).c_str(), "cosine",
+              pad("label", 16).c_str(), "evidence");
   for (size_t i = 0; i < r.neighbors.size(); ++i) {
     const auto& n = r.neighbors[i];
     std::string tag(label_name(n.label.label));
     if (n.label.label == Label::kNoise) tag += "/" + std::string(noise_kind_name(n.label.noise));
-    std::printf("%3zu  %-18s %7.3f  %-8s %s\n", i + 1, printable(n.display).c_str(), n.score, tag.c_str(),
-                printable(n.label.evidence).c_str());
+    std::printf("%3zu  %s %7.3f  %s %s\n", i + 1, pad(printable(n.display), 18).c_str(), n.score,
+                pad(tag, 16).c_str(), printable(n.label.evidence).c_str());
   }
   std::printf("labels: %s\n", label_line(r.labels).c_str());
   std::string bn;
