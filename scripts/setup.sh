@@ -9,6 +9,8 @@
 #   scripts/setup.sh            # everything
 #   scripts/setup.sh --no-apt   # data only
 set -euo pipefail
+# CI may run without $HOME; the cache folder must be the same one the binaries use.
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 
 ES_HOME="${EMBEDSCOPE_HOME:-$HOME/.cache/embedscope}"
 NPM_DIR="$ES_HOME/npm"

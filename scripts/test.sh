@@ -4,6 +4,8 @@
 # node reference tokenizers) that scripts/setup.sh installs.
 #   ES_SANITIZE=0 scripts/test.sh   # release only
 set -euo pipefail
+# CI may run without $HOME; the cache folder must be the same one the binaries use.
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 cd "$(dirname "$0")/.."
 jobs="${ES_JOBS:-$(nproc)}"
 scripts/build.sh

@@ -1,6 +1,8 @@
 #include "embedscope/core/paths.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -15,7 +17,11 @@ namespace embedscope {
 std::string embedscope_home() {
   if (const char* h = std::getenv("EMBEDSCOPE_HOME"); h && *h) return h;
   const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/embedscope";
+  if (!home || !*home) {  // no $HOME (some CI runners): the user's home from the password file
+    const passwd* pw = ::getpwuid(::getuid());
+    home = pw && pw->pw_dir ? pw->pw_dir : "/tmp";
+  }
+  return std::string(home) + "/.cache/embedscope";
 }
 
 bool file_exists(const std::string& path) {
