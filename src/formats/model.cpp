@@ -310,9 +310,12 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
     } else if (cfg.present && !cfg.model_type.empty()) {
       m.tied = ties_by_default(cfg.model_type);
       tie_reason = "default tie_word_embeddings for model_type '" + cfg.model_type + "'";
-    } else if (!out) {
+    } else if (!out && w.order.size() > 1) {
       m.tied = true;
       tie_reason = "no output embedding tensor (lm_head.weight): the output reuses the input";
+    } else if (!out) {
+      // One matrix and no config: an embedding file, not a model; tying is not a fact of it.
+      tie_reason = "a single matrix without a model config";
     } else {
       m.tied = false;
       tie_reason = "separate " + *out;
@@ -320,7 +323,7 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
   }
   std::string chosen = in.name, reason = in.reason;
   if (opt.matrix == MatrixKind::kOutput && opt.tensor.empty()) {
-    if (*m.tied) {
+    if (m.tied.value_or(!out)) {
       reason = "output embedding tied to the input (" + tie_reason + "): " + in.name;
     } else if (out) {
       chosen = *out;
@@ -335,6 +338,9 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
   m.tensor = chosen;
   m.tensor_reason = reason;
   m.init_hint = "normal:" + fmt_double(cfg.initializer_range.value_or(0.02));
+  // Tables our trainer wrote start from word2vec's init, uniform in +-0.5 / dim.
+  if (!cfg.present && m.emb.metadata.count("embedscope.train.arch") && m.emb.table.dim())
+    m.init_hint = "uniform:" + fmt_double(0.5 / double(m.emb.table.dim()));
   return m;
 }
 
