@@ -1,41 +1,6 @@
 // libFuzzer target for the word2vec text / GloVe / fastText .vec reader (load_word2vec_text).
-// The readers take a path (they mmap the file), so each input is written to an anonymous
-// memfd and opened through /proc/self/fd. Invariants (reliability.md 6.0): only
-// embedscope::Error escapes; an accepted file gives a table whose rows, words and norms are
-// all readable, with one word per row and only finite values.
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-#include "embedscope/core/error.h"
-#include "embedscope/formats/word2vec.h"
+#include "w2v_fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace embedscope;
-  int fd = ::memfd_create("fuzz_w2v_text", MFD_CLOEXEC);
-  if (fd < 0) std::abort();
-  for (size_t off = 0; off < size;) {
-    ssize_t n = ::write(fd, data + off, size - off);
-    if (n <= 0) std::abort();
-    off += size_t(n);
-  }
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
-  for (bool strict : {false, true}) {
-    LoadOptions options;
-    options.strict_utf8 = strict;
-    try {
-      LoadedEmbeddings e = load_word2vec_text(path, options);
-      if (e.vocab.size() != e.table.n_rows() || e.table.n_rows() == 0 || e.table.dim() == 0)
-        std::abort();
-      volatile float sink = 0;
-      for (float n : e.table.norms()) sink = sink + n;
-      if (e.table.n_nonfinite() != 0) std::abort();  // NaN / Inf are rejected by policy
-    } catch (const Error&) {
-    }
-  }
-  ::close(fd);
-  return 0;
+  return embedscope::fuzz::run_w2v_input("fuzz_w2v_text", &embedscope::load_word2vec_text, data, size);
 }
