@@ -8,7 +8,7 @@
 //                                     read bandwidth and sgemm GFLOP/s, measured here).
 // Prints the active SIMD target and thread count.
 #include <benchmark/benchmark.h>
-#include <cblas.h>
+#include "embedscope/core/blas.h"
 
 #include <algorithm>
 #include <chrono>
@@ -72,12 +72,12 @@ double read_bandwidth_gbs(const std::byte* p, size_t bytes, size_t threads) {
 }
 
 double sgemm_gflops(const float* w, size_t n, size_t dim, const float* q, size_t nq, size_t threads) {
-  openblas_set_num_threads(int(threads));
+  embedscope::blas::set_num_threads(int(threads));
   std::vector<float> c(n * nq);
   double best = 1e9;
   for (int rep = 0; rep < 2; ++rep) {
     double t0 = now_s();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(n), int(dim), 1.0f, q,
+    embedscope::blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(n), int(dim), 1.0f, q,
                 int(dim), w, int(dim), 0.0f, c.data(), int(n));
     best = std::min(best, now_s() - t0);
   }

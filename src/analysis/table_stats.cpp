@@ -1,24 +1,15 @@
 // stats and compare: norms, anisotropy, hubness, PCA; overlap@k and Procrustes drift.
 #include "embedscope/analysis/table_stats.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <unordered_map>
 
+#include "embedscope/core/blas.h"
 #include "embedscope/core/error.h"
 #include "embedscope/search/searcher.h"
-
-extern "C" {
-void sgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, float* a,
-             const int* lda, float* s, float* u, const int* ldu, float* vt, const int* ldvt,
-             float* work, const int* lwork, int* info);
-void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
-             float* work, const int* lwork, int* iwork, const int* liwork, int* info);
-}
 
 namespace embedscope {
 
@@ -196,17 +187,17 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
       for (size_t i = 0; i < m; ++i)
         for (size_t j = 0; j < d; ++j) x[i * d + j] -= float(mu[j]);
       std::vector<float> cov(d * d, 0.0f);
-      cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(m), 1.0f / float(m - 1), x.data(),
+      blas::ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(m), 1.0f / float(m - 1), x.data(),
                   int(d), 0.0f, cov.data(), int(d));
       std::vector<float> w(d);
       int nn = int(d), info = 0, lwork = -1, liwork = -1, iw = 0;
       float wq = 0;
-      ssyevd_("N", "L", &nn, cov.data(), &nn, w.data(), &wq, &lwork, &iw, &liwork, &info);
+      info = blas::ssyevd('N', 'L', nn, cov.data(), nn, w.data(), &wq, lwork, &iw, liwork);
       lwork = int(wq) + 1;
       liwork = std::max(iw, 1);
       std::vector<float> work(static_cast<size_t>(lwork));
       std::vector<int> iwork(static_cast<size_t>(liwork));
-      ssyevd_("N", "L", &nn, cov.data(), &nn, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
+      info = blas::ssyevd('N', 'L', nn, cov.data(), nn, w.data(), work.data(), lwork, iwork.data(), liwork);
       if (info == 0) {
         double total = 0;
         for (float v : w) total += std::max(0.0f, v);
@@ -286,23 +277,23 @@ CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& 
     // column-major product Ux * VTx.
     int d = int(da);
     std::vector<float> M(da * da);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, int(m), 1.0f, ua.data(), d, ub.data(), d,
+    blas::sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, int(m), 1.0f, ua.data(), d, ub.data(), d,
                 0.0f, M.data(), d);
     std::vector<float> s(da), U(da * da), VT(da * da);
     int info = 0, lwork = -1;
     float wq = 0;
-    sgesvd_("A", "A", &d, &d, M.data(), &d, s.data(), U.data(), &d, VT.data(), &d, &wq, &lwork, &info);
+    info = blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d, &wq, lwork);
     lwork = int(wq) + 1;
     std::vector<float> work(static_cast<size_t>(lwork));
-    sgesvd_("A", "A", &d, &d, M.data(), &d, s.data(), U.data(), &d, VT.data(), &d, work.data(), &lwork, &info);
+    info = blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d, work.data(), lwork);
     if (info != 0)
       throw Error(ErrorCode::kInvalidArgument, "compare: the SVD for the Procrustes alignment did not converge (info " +
                                                    std::to_string(info) + ")");
     std::vector<float> W(da * da);
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, U.data(), d, VT.data(), d, 0.0f,
+    blas::sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, U.data(), d, VT.data(), d, 0.0f,
                 W.data(), d);
     std::vector<float> aligned(m * da);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), d, d, 1.0f, ua.data(), d, W.data(), d,
+    blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), d, d, 1.0f, ua.data(), d, W.data(), d,
                 0.0f, aligned.data(), d);
     std::vector<double> drift(m);
     for (size_t i = 0; i < m; ++i) {

@@ -1,12 +1,12 @@
 #include "embedscope/search/searcher.h"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <string>
 
+#include "embedscope/core/blas.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
 #include "search/top_k.h"
@@ -377,7 +377,7 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
   for (size_t qi = 0; qi < n_queries; ++qi) sc[qi] = m.scorer(queries.subspan(qi * dim, dim), o.metric);
   // Our threads each run a single-threaded sgemm on their own rows; OpenBLAS's own threads
   // would oversubscribe the cores. (A process-wide OpenBLAS setting; we are its only user.)
-  openblas_set_num_threads(1);
+  blas::set_num_threads(1);
   const size_t T = m.pool->size();
   std::vector<std::vector<TopK>> heaps(T, std::vector<TopK>(n_queries, TopK(o.k)));
   m.pool->parallel_for(m.limit(o), [&](size_t b, size_t e, size_t t) {
@@ -392,7 +392,7 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
         simd::convert_to_f32(m.table.row_data(i0), m.table.dtype(), nr * dim, block.data());
         rows = block.data();
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n_queries), int(nr), int(dim),
+      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n_queries), int(nr), int(dim),
                   1.0f, queries.data(), int(dim), rows, int(dim), 0.0f, s.data(), int(nr));
       for (size_t qi = 0; qi < n_queries; ++qi) {
         TopK& h = heaps[t][qi];
