@@ -38,10 +38,18 @@ NormStats norm_stats(const EmbeddingTable& t) {
   ThreadPool pool(std::min<size_t>(4, std::max<size_t>(1, std::thread::hardware_concurrency())));
   std::vector<Part> parts(pool.size());
   const size_t dim = t.dim();
+  // Rows per block after which the pass drops what it read from the process (mapped tables):
+  // ~4 MB, so peak RSS stays flat instead of growing to the file size.
+  const size_t block = std::max<size_t>(1, (size_t(4) << 20) / std::max<size_t>(1, t.row_bytes()));
   pool.parallel_for(t.n_rows(), [&](size_t begin, size_t end, size_t thread) {
     Part& p = parts[thread];
     std::vector<float> buf(dim);
+    size_t done = begin;
     for (size_t r = begin; r < end; ++r) {
+      if (r - done >= block) {
+        t.drop_resident(done, r);
+        done = r;
+      }
       const float* x;
       if (t.dtype() == DType::kF32) {
         x = t.f32() + r * dim;
@@ -67,6 +75,7 @@ NormStats norm_stats(const EmbeddingTable& t) {
       p.sum += n;
       ++p.n_finite;
     }
+    t.drop_resident(done, end);
   });
   NormStats out;
   Part all;

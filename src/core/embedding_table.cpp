@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "embedscope/core/error.h"
+#include "embedscope/core/mapped_file.h"
 
 namespace embedscope {
 
@@ -117,6 +118,11 @@ EmbeddingTable EmbeddingTable::to_f32() const {
   std::vector<float> v(n_rows_ * dim_);
   for (size_t i = 0; i < n_rows_; ++i) row_f32(i, v.data() + i * dim_);
   return from_f32(n_rows_, dim_, std::move(v));
+}
+
+void EmbeddingTable::drop_resident(size_t begin, size_t end) const {
+  if (!zero_copy_ || begin >= end || end > n_rows_) return;
+  MappedFile::drop_resident(row_data(begin), (end - begin) * row_bytes());
 }
 
 }  // namespace embedscope

@@ -6,11 +6,26 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "embedscope/core/error.h"
 
 namespace embedscope {
+
+namespace {
+
+// Live read-only file mappings, start -> size, so drop_resident() can prove that a range is one
+// of them (madvise(MADV_DONTNEED) on anonymous or heap memory would zero it).
+std::mutex g_maps_mu;
+std::map<uintptr_t, size_t>& live_maps() {
+  static std::map<uintptr_t, size_t> m;
+  return m;
+}
+
+}  // namespace
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -41,13 +56,40 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
                                       " bytes: " + std::strerror(e));
     }
     f->data_ = static_cast<const std::byte*>(p);
+    std::lock_guard<std::mutex> lock(g_maps_mu);
+    live_maps()[reinterpret_cast<uintptr_t>(p)] = f->size_;
   }
   ::close(fd);
   return f;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (!data_) return;
+  {
+    std::lock_guard<std::mutex> lock(g_maps_mu);
+    live_maps().erase(reinterpret_cast<uintptr_t>(data_));
+  }
+  ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+size_t MappedFile::drop_resident(const std::byte* p, size_t n) {
+  if (n == 0) return 0;
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + n;
+  {
+    std::lock_guard<std::mutex> lock(g_maps_mu);
+    auto& m = live_maps();
+    auto it = m.upper_bound(b);
+    if (it == m.begin()) return 0;
+    --it;
+    if (e < b || e > it->first + it->second) return 0;  // not inside one live mapping
+  }
+  static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (b + page - 1) / page * page, hi = e / page * page;  // whole pages only
+  if (hi <= lo) return 0;
+  // Clean pages of a read-only file mapping: the process forgets them, the page cache keeps them,
+  // and the next read faults them back in. Failure only means they stay resident.
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) != 0) return 0;
+  return hi - lo;
 }
 
 }  // namespace embedscope

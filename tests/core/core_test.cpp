@@ -3,6 +3,10 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/dtype.h"
@@ -110,6 +114,43 @@ TEST(MappedFile, MissingFileIsNotFound) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
   }
+}
+
+// RSS of this process in bytes, from /proc/self/statm (resident pages).
+static size_t resident_bytes() {
+  std::string s = test::read_file("/proc/self/statm");
+  size_t pages = std::stoull(s.substr(s.find(' ') + 1));
+  return pages * size_t(sysconf(_SC_PAGESIZE));
+}
+
+TEST(MappedFile, DropResidentForgetsMappedPagesButKeepsTheirContent) {
+  test::TempDir d;
+  std::string p = d.file("big.bin");
+  const size_t n = size_t(32) << 20;  // 32 MB of a known pattern
+  std::string bytes(n, '\0');
+  for (size_t i = 0; i < n; ++i) bytes[i] = char(i * 2654435761u >> 24);
+  test::write_file(p, bytes);
+  auto f = MappedFile::open(p);
+  uint64_t sum = 0, expect = 0;
+  for (size_t i = 0; i < n; i += 64) sum += uint8_t(f->data()[i]), expect += uint8_t(bytes[i]);
+  ASSERT_EQ(sum, expect);
+  const size_t before = resident_bytes();
+  const size_t dropped = MappedFile::drop_resident(f->data(), n);
+  const size_t after = resident_bytes();
+  EXPECT_EQ(dropped, n);  // page-aligned start, whole pages
+  EXPECT_GE(before - after, n / 2) << "before " << before << " after " << after;
+  // The content comes back from the page cache on the next read.
+  sum = 0;
+  for (size_t i = 0; i < n; i += 64) sum += uint8_t(f->data()[i]);
+  EXPECT_EQ(sum, expect);
+  // A part range drops only its whole pages.
+  EXPECT_EQ(MappedFile::drop_resident(f->data() + 1, 3 * 4096), size_t(2 * 4096));
+  // Memory that is not a live mapping is never touched (MADV_DONTNEED would zero it).
+  std::vector<std::byte> heap(size_t(1) << 20, std::byte{7});
+  EXPECT_EQ(MappedFile::drop_resident(heap.data(), heap.size()), 0u);
+  EXPECT_EQ(heap[4096 * 3], std::byte{7});
+  // Nor a range running past the end of a mapping.
+  EXPECT_EQ(MappedFile::drop_resident(f->data() + n - 4096, 8192), 0u);
 }
 
 TEST(EmbeddingTable, ZeroDimRowsAreEmptyNotUndefined) {

@@ -66,6 +66,11 @@ class EmbeddingTable {
   // Number of NaN / Inf elements (scanned once, on demand, together with norms).
   uint64_t n_nonfinite() const;
 
+  // For a zero-copy table: drops rows [begin, end) from this process's resident memory (whole
+  // pages only; the page cache keeps them and a later read maps them back). A streaming pass
+  // calls it behind itself so RSS stays flat however large the file. No effect on owned tables.
+  void drop_resident(size_t begin, size_t end) const;
+
   // An F32 copy of the whole table (owned).
   EmbeddingTable to_f32() const;
 

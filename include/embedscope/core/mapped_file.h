@@ -32,6 +32,12 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
 
+  // Drops the whole pages inside [p, p+n) from this process's resident set when the range lies
+  // inside one live MappedFile (the page cache keeps them; a later read faults them back). Lets a
+  // single streaming pass over a large table keep RSS flat. Any other range (owned memory) is
+  // left alone. Returns the bytes dropped.
+  static size_t drop_resident(const std::byte* p, size_t n);
+
  private:
   MappedFile() = default;
   std::string path_;
