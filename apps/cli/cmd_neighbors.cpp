@@ -228,6 +228,9 @@ int run_neighbors(NeighborsOpts o) {
     for (const auto& p : j["resolved"]["pieces"]) std::printf(" %s", printable(p.get<std::string>()).c_str());
     std::printf(")\n");
   }
+  if (j.contains("resolved") && j["resolved"].is_object() && j["resolved"]["how"] == "case-variant")
+    std::printf("  (not a token as typed; using %s)\n",
+                printable(j["resolved"]["pieces"][0].get<std::string>()).c_str());
   print_neighbors(ls, nn, so.metric);
   if (j.contains("recall")) {
     std::printf("recall@%zu vs exact: %.3f", so.k, j["recall"].get<double>());
