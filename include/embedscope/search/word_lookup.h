@@ -6,7 +6,9 @@
 // Token models (a BPE tokenizer beside the weights, inside a GGUF, or GPT-2's vocabulary for a
 // GPT-2-shaped matrix without one whose vocabulary, if any, agrees with GPT-2's):
 //   the space-prefixed single token (" computer", the row running text uses) when it exists,
-//   else the bare single token, else the pieces of " word" (their mean is the query; the pieces
+//   else the bare single token, else a single token of the word with its first letter's case
+//   flipped (" Monday" for "monday", as tokenizer/bpe.h's default_variant picks), else the
+//   pieces of " word" (their mean is the query; the pieces
 //   are reported so the user sees what was averaged). A query that already starts with a space
 //   is looked up as that exact token first.
 // "#123" always means row 123 (Error(kOutOfRange) beyond the searchable rows).
@@ -39,7 +41,8 @@ struct ResolvedWord {
   std::string query;               // as typed
   std::vector<TokenId> ids;        // rows whose mean is the query vector (at least one)
   std::vector<std::string> pieces; // readable form of each id (display())
-  std::string how;                 // "id", "word", "lowercase", "token", "bare-token", "pieces"
+  std::string how;                 // "id", "word", "lowercase", "token", "bare-token",
+                                   // "case-variant", "pieces"
   std::vector<TokenId> exclude;    // the query's own rows and variants, sorted, unique
 };
 
