@@ -11,6 +11,11 @@ TokenId Vocabulary::add(std::string token) {
   return id;
 }
 
+void Vocabulary::reserve(size_t n) {
+  tokens_.reserve(n);
+  index_.reserve(n);
+}
+
 const std::string& Vocabulary::token(TokenId id) const {
   ES_CHECK(id >= 0 && size_t(id) < tokens_.size());
   return tokens_[size_t(id)];

@@ -269,6 +269,7 @@ void attach_vocab(Model& m, const std::string& dir) {
     m.n_search_rows = n_tok;  // padded vocabulary: rows beyond the tokenizer are never tokens
   }
   Vocabulary v;
+  v.reserve(rows);
   for (size_t k = 0; k < rows; ++k) {
     if (k < hv.tokens.size() && !hv.tokens[k].empty()) v.add(std::move(hv.tokens[k]));
     else v.add("<unused_row_" + std::to_string(k) + ">");

@@ -60,7 +60,8 @@ class EmbeddingTable {
   void row_f32(size_t i, float* out) const;
   std::vector<float> row(size_t i) const;
 
-  // L2 norms of all rows (float32 accumulation in double), computed once.
+  // L2 norms of all rows, computed once (thread-safe) in one parallel pass; squares are summed
+  // in float lanes over blocks of 64 and the blocks in double.
   const std::vector<float>& norms() const;
 
   // Number of NaN / Inf elements (scanned once, on demand, together with norms).

@@ -26,6 +26,8 @@ class Vocabulary {
   // Appends a token; returns its id. If the string is already present the new id still gets
   // the string but find() keeps returning the first id.
   TokenId add(std::string token);
+  // Room for n tokens, so a reader that knows its size builds without rehashing.
+  void reserve(size_t n);
   size_t size() const { return tokens_.size(); }
   bool empty() const { return tokens_.empty(); }
   // id < size() (ES_CHECK).
