@@ -95,6 +95,29 @@ FileFormat parse_format_name(std::string_view name) {
               "unknown format '" + std::string(name) + "'; accepted: " + accepted);
 }
 
+namespace {
+
+// fastText's binary model (.bin) starts with int32 magic 793712314 (0x2F4F16BA) and a version.
+// Its word vectors are sums over subword buckets, not rows of one matrix, so we say what the
+// file is and how to get the .vec that fastText writes, rather than "unrecognised".
+void fasttext_bin_check(const std::string& path) {
+  auto file = MappedFile::open(path);
+  auto b = file->bytes();
+  if (b.size() < 8) return;
+  uint32_t magic = 0, version = 0;
+  std::memcpy(&magic, b.data(), 4);
+  std::memcpy(&version, b.data() + 4, 4);
+  if (magic != 793712314u) return;
+  throw Error(ErrorCode::kUnsupported,
+              path + ": a fastText binary model (magic 0x2F4F16BA at byte 0, version " +
+                  std::to_string(version) +
+                  "), whose word vectors are sums of subword buckets; embedscope reads fastText's "
+                  ".vec text vectors: use the .vec that `fasttext skipgram|cbow` writes beside the "
+                  ".bin, or `fasttext print-word-vectors MODEL.bin < words.txt`");
+}
+
+}  // namespace
+
 FileFormat detect_format(const std::string& path) {
   auto file = MappedFile::open(path);
   auto b = file->bytes().first(std::min<size_t>(file->size(), 4096));
@@ -142,6 +165,7 @@ LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& opt
                       " checkpoints hold many tensors; load them with load_model (CLI: pass the "
                       "file as a model reference)");
     case FileFormat::kUnknown:
+      fasttext_bin_check(path);
       throw Error(ErrorCode::kUnsupported,
                   path + ": unrecognised embedding file format (expected safetensors, npy, "
                          "word2vec text/binary, GloVe or fastText .vec); pass the format "

@@ -237,6 +237,21 @@ TEST(Word2VecTools, GensimReadsOurTextAndBinaryExactly) {
 }
 
 // The sniffers recognise every file the real tools wrote.
+TEST(Word2VecTools, FastTextBinaryModelGetsASpecificError) {
+  REQUIRE_FIXTURES();
+  // m.bin is the binary model the same `fasttext skipgram` run wrote beside m.vec.
+  try {
+    load_embeddings(fx.dir.file("m.bin"));
+    FAIL() << "a fastText .bin must be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    std::string m = e.what();
+    EXPECT_NE(m.find(fx.dir.file("m.bin")), std::string::npos) << m;
+    EXPECT_NE(m.find("fastText binary model (magic 0x2F4F16BA at byte 0, version 12)"), std::string::npos) << m;
+    EXPECT_NE(m.find(".vec"), std::string::npos) << m;
+  }
+}
+
 TEST(Word2VecTools, SniffersRecogniseToolOutputs) {
   REQUIRE_FIXTURES();
   auto prefix = [&](const std::string& name) {
