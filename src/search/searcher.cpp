@@ -50,23 +50,40 @@ constexpr size_t kBlockRows = 256;
 constexpr size_t kGemmRows = 1024;
 
 // Turns a raw dot product into the metric's score (larger is nearer); NaN means "skip".
+// inv_norm is NaN for rows whose norm is zero or not finite, so a cosine score is NaN there
+// without a test in the hot loop (NaN fails every `s >= threshold` check).
 struct Scorer {
   Metric metric;
   float inv_qn;   // cosine: 1 / |q|
   float q_sq;     // L2: |q|^2
   const float* inv_norm;
   const float* sq_norm;
+  template <Metric M>
+  float score(float dot, size_t i) const {
+    if constexpr (M == Metric::kCosine) return dot * inv_qn * inv_norm[i];
+    if constexpr (M == Metric::kDot) return dot;
+    if constexpr (M == Metric::kL2) return -std::sqrt(std::max(0.0f, q_sq + sq_norm[i] - 2.0f * dot));
+  }
   float operator()(float dot, size_t i) const {
     switch (metric) {
-      case Metric::kCosine:
-        if (inv_norm[i] == 0.0f) return NAN;
-        return dot * inv_qn * inv_norm[i];
-      case Metric::kDot: return dot;
-      case Metric::kL2: return -std::sqrt(std::max(0.0f, q_sq + sq_norm[i] - 2.0f * dot));
+      case Metric::kCosine: return score<Metric::kCosine>(dot, i);
+      case Metric::kDot: return score<Metric::kDot>(dot, i);
+      case Metric::kL2: return score<Metric::kL2>(dot, i);
     }
     return NAN;
   }
 };
+
+// Calls f.template operator()<M>() with the metric as a compile-time constant, so the per-row
+// scoring loops below have no switch inside.
+template <class F>
+void with_metric(Metric m, F&& f) {
+  switch (m) {
+    case Metric::kCosine: return f.template operator()<Metric::kCosine>();
+    case Metric::kDot: return f.template operator()<Metric::kDot>();
+    case Metric::kL2: return f.template operator()<Metric::kL2>();
+  }
+}
 
 struct Eligible {
   const std::vector<uint8_t>* allow;
@@ -76,6 +93,20 @@ struct Eligible {
     return !std::binary_search(exclude->begin(), exclude->end(), TokenId(i));
   }
 };
+
+// Offers rows [i0, i0 + m) with raw dot products dots[0..m) to h. One multiply and one compare
+// per row; eligibility (allow list, exclusions) is only checked for the few rows that would
+// enter the heap.
+template <Metric M>
+inline void offer_block(const Scorer& sc, const float* dots, size_t i0, size_t m, TopK& h,
+                        const Eligible& ok) {
+  for (size_t r = 0; r < m; ++r) {
+    const float s = sc.score<M>(dots[r], i0 + r);
+    if (s >= h.threshold()) [[unlikely]] {
+      if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
+    }
+  }
+}
 
 }  // namespace
 
@@ -154,17 +185,16 @@ struct Searcher::Impl {
     Eligible ok{o.allow, &excl};
     std::vector<TopK> heaps(pool->size(), TopK(k));
     const size_t dim = table.dim();
-    pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
-      float buf[kBlockRows];
-      TopK& h = heaps[t];
-      for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
-        size_t m = std::min(kBlockRows, e - i0);
-        simd::dot_rows(table.row_data(i0), table.dtype(), m, dim, q.data(), buf);
-        for (size_t r = 0; r < m; ++r) {
-          float s = sc(buf[r], i0 + r);
-          if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
+    with_metric(o.metric, [&]<Metric M>() {
+      pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
+        float buf[kBlockRows];
+        TopK& h = heaps[t];
+        for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
+          size_t m = std::min(kBlockRows, e - i0);
+          simd::dot_rows(table.row_data(i0), table.dtype(), m, dim, q.data(), buf);
+          offer_block<M>(sc, buf, i0, m, h, ok);
         }
-      }
+      });
     });
     return merge_top_k(heaps, k);
   }
@@ -187,17 +217,19 @@ struct Searcher::Impl {
     Eligible ok{o.allow, &excl};
     size_t n_cand = std::max(k * std::max<size_t>(o.rerank_factor, 1), kMinFastCandidates);
     std::vector<TopK> heaps(pool->size(), TopK(n_cand));
-    pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
-      int32_t buf[kBlockRows];
-      TopK& h = heaps[t];
-      for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
-        size_t m = std::min(kBlockRows, e - i0);
-        simd::dot_rows_i8(i8.data() + i0 * stride, m, stride, q16.data(), buf);
-        for (size_t r = 0; r < m; ++r) {
-          float s = sc(q_mu + float(buf[r]) * qs * i8_scale[i0 + r], i0 + r);
-          if (h.would_accept(s) && ok(i0 + r)) h.push(TokenId(i0 + r), s);
+    with_metric(o.metric, [&]<Metric M>() {
+      pool->parallel_for(limit(o), [&](size_t b, size_t e, size_t t) {
+        int32_t buf[kBlockRows];
+        float approx[kBlockRows];
+        TopK& h = heaps[t];
+        for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
+          size_t m = std::min(kBlockRows, e - i0);
+          simd::dot_rows_i8(i8.data() + i0 * stride, m, stride, q16.data(), buf);
+          const float* scale = i8_scale.data() + i0;
+          for (size_t r = 0; r < m; ++r) approx[r] = q_mu + float(buf[r]) * qs * scale[r];
+          offer_block<M>(sc, approx, i0, m, h, ok);
         }
-      }
+      });
     });
     std::vector<Neighbor> cand = merge_top_k(heaps, n_cand);
     // Exact float32 re-rank: the same kernel and scorer as kExact, so scores are identical.
@@ -245,7 +277,7 @@ Searcher::Searcher(EmbeddingTable table, const SearcherOptions& options)
   m.sq_norm.resize(n);
   for (size_t i = 0; i < n; ++i) {
     float nv = norms[i];
-    m.inv_norm[i] = (nv > 0 && std::isfinite(nv)) ? 1.0f / nv : 0.0f;
+    m.inv_norm[i] = (nv > 0 && std::isfinite(nv)) ? 1.0f / nv : NAN;
     m.sq_norm[i] = nv * nv;
   }
   m.stride = (dim + 63) / 64 * 64;
@@ -398,10 +430,7 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
         TopK& h = heaps[t][qi];
         const float* sq = s.data() + qi * nr;
         Eligible ok{o.allow, &excl[qi]};
-        for (size_t r = 0; r < nr; ++r) {
-          float v = sc[qi](sq[r], i0 + r);
-          if (h.would_accept(v) && ok(i0 + r)) h.push(TokenId(i0 + r), v);
-        }
+        with_metric(o.metric, [&]<Metric M>() { offer_block<M>(sc[qi], sq, i0, nr, h, ok); });
       }
     }
   });

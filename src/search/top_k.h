@@ -2,11 +2,16 @@
 //
 // Order is neighbor_before (score descending, then smaller id), a total order on (score, id),
 // so the k best of a set are unique and the merged result never depends on how rows were
-// split between threads. NaN scores are rejected by would_accept().
+// split between threads.
+//
+// Hot loops test `s >= threshold()` first: one compare per row, false for NaN (so rows whose
+// score is undefined fall out without a branch of their own), -inf until the heap is full,
+// then the worst kept score. Only the rare rows that pass go through would_accept()/push().
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "embedscope/search/knn.h"
@@ -16,27 +21,29 @@ namespace embedscope {
 class TopK {
  public:
   explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
-  // Cheap pre-check before the (rarer) eligibility test; false for NaN.
-  bool would_accept(float s) const {
-    if (!(s == s) || std::isinf(s)) return false;
-    return heap_.size() < k_ || s >= heap_.front().score;
-  }
+  // Rows scoring below this can never enter (NaN compares false against it too).
+  float threshold() const { return thr_; }
+  // Full pre-check: finite and not below the threshold.
+  bool would_accept(float s) const { return std::isfinite(s) && s >= thr_; }
   void push(TokenId id, float s) {
     Neighbor n{id, s};
     if (heap_.size() < k_) {
       heap_.push_back(n);
       std::push_heap(heap_.begin(), heap_.end(), neighbor_before);  // front = worst
+      if (heap_.size() == k_) thr_ = heap_.front().score;
       return;
     }
     if (!neighbor_before(n, heap_.front())) return;
     std::pop_heap(heap_.begin(), heap_.end(), neighbor_before);
     heap_.back() = n;
     std::push_heap(heap_.begin(), heap_.end(), neighbor_before);
+    thr_ = heap_.front().score;
   }
   std::vector<Neighbor>& items() { return heap_; }
 
  private:
   size_t k_;
+  float thr_ = -std::numeric_limits<float>::infinity();
   std::vector<Neighbor> heap_;
 };
 

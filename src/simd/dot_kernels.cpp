@@ -14,36 +14,61 @@ namespace embedscope::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Four independent accumulators hide the FMA latency; the tail (dim % lanes) is scalar so rows
-// of any dim work without padding the caller's table.
-template <class LoadRow>
-HWY_INLINE void DotRowsImpl(size_t n_rows, size_t dim, const float* HWY_RESTRICT q,
+// Four independent accumulators per row hide the FMA latency; the tail (dim % lanes) is scalar
+// so rows of any dim work without padding the caller's table.
+//
+// Rows go R at a time (R = 4 where there are 32 vector registers): one load of q then feeds R
+// FMAs, so a scan issues ~1.25 loads per FMA instead of 2, which is what keeps one thread at
+// the memory's pace when rows are not 64-byte aligned (every load then splits across two cache
+// lines). Each row keeps exactly the accumulators, order and reduction of the one-row loop, so
+// a row's score is bit-identical whether it is scored alone (fast mode's re-rank, score()) or
+// inside a block (tests/search/kernels_test.cpp checks it).
+template <size_t R, class LoadRow>
+HWY_INLINE void DotRowGroup(size_t i, size_t dim, const float* HWY_RESTRICT q,
                             float* HWY_RESTRICT out, const LoadRow& load_row) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < n_rows; ++i) {
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    size_t j = 0;
-    for (; j + 4 * N <= dim; j += 4 * N) {
-      a0 = hn::MulAdd(hn::LoadU(d, q + j), load_row(d, i, j), a0);
-      a1 = hn::MulAdd(hn::LoadU(d, q + j + N), load_row(d, i, j + N), a1);
-      a2 = hn::MulAdd(hn::LoadU(d, q + j + 2 * N), load_row(d, i, j + 2 * N), a2);
-      a3 = hn::MulAdd(hn::LoadU(d, q + j + 3 * N), load_row(d, i, j + 3 * N), a3);
+  hn::Vec<decltype(d)> a[R][4];
+  for (size_t r = 0; r < R; ++r)
+    for (size_t u = 0; u < 4; ++u) a[r][u] = hn::Zero(d);
+  size_t j = 0;
+  for (; j + 4 * N <= dim; j += 4 * N) {
+    for (size_t u = 0; u < 4; ++u) {
+      const auto qv = hn::LoadU(d, q + j + u * N);
+      for (size_t r = 0; r < R; ++r) a[r][u] = hn::MulAdd(qv, load_row(d, i + r, j + u * N), a[r][u]);
     }
-    for (; j + N <= dim; j += N) a0 = hn::MulAdd(hn::LoadU(d, q + j), load_row(d, i, j), a0);
-    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  }
+  for (; j + N <= dim; j += N) {
+    const auto qv = hn::LoadU(d, q + j);
+    for (size_t r = 0; r < R; ++r) a[r][0] = hn::MulAdd(qv, load_row(d, i + r, j), a[r][0]);
+  }
+  for (size_t r = 0; r < R; ++r) {
+    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a[r][0], a[r][1]), hn::Add(a[r][2], a[r][3]))));
     if (j < dim) {
       // Tail through a zero-padded vector so the summation stays in float32 like the body.
       HWY_ALIGN float qt[hn::MaxLanes(d)] = {};
       HWY_ALIGN float rt[hn::MaxLanes(d)] = {};
       for (size_t t = j; t < dim; ++t) {
         qt[t - j] = q[t];
-        rt[t - j] = hn::GetLane(load_row.scalar(i, t));
+        rt[t - j] = hn::GetLane(load_row.scalar(i + r, t));
       }
       s += hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, qt), hn::Load(d, rt))));
     }
-    out[i] = s;
+    out[i + r] = s;
   }
+}
+
+template <class LoadRow>
+HWY_INLINE void DotRowsImpl(size_t n_rows, size_t dim, const float* HWY_RESTRICT q,
+                            float* HWY_RESTRICT out, const LoadRow& load_row) {
+#if HWY_TARGET <= HWY_AVX3
+  constexpr size_t kGroup = 4;  // 16 accumulators + q + rows fit in 32 zmm registers
+#else
+  constexpr size_t kGroup = 2;  // 16 registers: 8 accumulators
+#endif
+  size_t i = 0;
+  for (; i + kGroup <= n_rows; i += kGroup) DotRowGroup<kGroup>(i, dim, q, out, load_row);
+  for (; i < n_rows; ++i) DotRowGroup<1>(i, dim, q, out, load_row);
 }
 
 struct LoadF32 {
@@ -89,6 +114,28 @@ struct LoadBF16 {
     return hn::Set(hn::ScalableTag<float>(), bf16_to_f32(rows[i * dim + j]));
   }
 };
+
+// Same loop shape as DotRowsImpl with the multiply removed: a pure streaming read of the rows,
+// used to measure the read bandwidth a scan can reach (bench/search_bench).
+void SumRowsF32(const float* rows, size_t n_rows, size_t dim, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n_rows; ++i) {
+    const float* r = rows + i * dim;
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    size_t j = 0;
+    for (; j + 4 * N <= dim; j += 4 * N) {
+      a0 = hn::Add(hn::LoadU(d, r + j), a0);
+      a1 = hn::Add(hn::LoadU(d, r + j + N), a1);
+      a2 = hn::Add(hn::LoadU(d, r + j + 2 * N), a2);
+      a3 = hn::Add(hn::LoadU(d, r + j + 3 * N), a3);
+    }
+    for (; j + N <= dim; j += N) a0 = hn::Add(hn::LoadU(d, r + j), a0);
+    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    for (; j < dim; ++j) s += r[j];
+    out[i] = s;
+  }
+}
 
 void DotRowsF32(const float* rows, size_t n_rows, size_t dim, const float* q, float* out) {
   DotRowsImpl(n_rows, dim, q, out, LoadF32{rows, dim});
@@ -158,6 +205,7 @@ HWY_EXPORT(DotRowsF32);
 HWY_EXPORT(DotRowsF16);
 HWY_EXPORT(DotRowsBF16);
 HWY_EXPORT(DotRowsI8);
+HWY_EXPORT(SumRowsF32);
 HWY_EXPORT(ConvertF16);
 HWY_EXPORT(ConvertBF16);
 HWY_EXPORT(TargetName);
@@ -197,6 +245,18 @@ void dot_rows_i8_scalar(const int8_t* rows, size_t n_rows, size_t stride, const 
   for (size_t i = 0; i < n_rows; ++i) {
     int32_t s = 0;
     for (size_t j = 0; j < stride; ++j) s += int32_t(q[j]) * int32_t(rows[i * stride + j]);
+    out[i] = s;
+  }
+}
+
+void sum_rows_f32(const float* rows, size_t n_rows, size_t dim, float* out) {
+  HWY_DYNAMIC_DISPATCH(SumRowsF32)(rows, n_rows, dim, out);
+}
+
+void sum_rows_f32_scalar(const float* rows, size_t n_rows, size_t dim, float* out) {
+  for (size_t i = 0; i < n_rows; ++i) {
+    float s = 0;
+    for (size_t j = 0; j < dim; ++j) s += rows[i * dim + j];
     out[i] = s;
   }
 }

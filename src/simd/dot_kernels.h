@@ -35,6 +35,13 @@ void dot_rows_i8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t
 void dot_rows_i8_scalar(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q,
                         int32_t* out);
 
+// out[i] = sum_j row_i[j]: the scan of dot_rows without the multiply, i.e. a plain streaming
+// read of the rows. The benchmark measures read bandwidth with it (same threads, same blocks,
+// same loads as a search), so "x bandwidth bound" compares like with like. Summation order
+// differs between the two (exact only for integer-valued inputs).
+void sum_rows_f32(const float* rows, size_t n_rows, size_t dim, float* out);
+void sum_rows_f32_scalar(const float* rows, size_t n_rows, size_t dim, float* out);
+
 // Largest |q| allowed by dot_rows_i8 for this stride (at most 32767).
 int32_t int8_query_limit(size_t stride);
 

@@ -42,6 +42,48 @@ TEST(DotKernels, F32MatchesScalarForEveryTailLength) {
   }
 }
 
+// A row's score must not depend on whether it is scored alone or inside a block of rows (the
+// block kernel shares query loads across rows): fast mode re-ranks candidates one row at a
+// time and must reproduce exact mode's scores bit for bit. Non-integer inputs on purpose.
+TEST(DotKernels, BlockScoresEqualOneRowScoresBitForBit) {
+  std::mt19937 g(5);
+  std::normal_distribution<float> nd;
+  for (size_t dim : {5u, 16u, 100u, 768u, 771u}) {
+    const size_t n = 23;
+    std::vector<float> rows(n * dim), q(dim);
+    for (float& x : rows) x = nd(g);
+    for (float& x : q) x = nd(g);
+    for (DType dt : {DType::kF32, DType::kBF16}) {
+      std::vector<uint16_t> h(rows.size());
+      for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_bf16(rows[i]);
+      const std::byte* base = dt == DType::kF32 ? reinterpret_cast<const std::byte*>(rows.data())
+                                                : reinterpret_cast<const std::byte*>(h.data());
+      const size_t es = dtype_size(dt);
+      std::vector<float> block(n), one(n);
+      simd::dot_rows(base, dt, n, dim, q.data(), block.data());
+      for (size_t i = 0; i < n; ++i) simd::dot_rows(base + i * dim * es, dt, 1, dim, q.data(), &one[i]);
+      for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(std::memcmp(&block[i], &one[i], 4), 0) << "dim " << dim << " row " << i;
+    }
+  }
+}
+
+TEST(DotKernels, SumRowsMatchesScalarAndTheDoubleSum) {
+  for (size_t dim : {1u, 5u, 16u, 63u, 64u, 129u, 768u}) {
+    const size_t n = 11;
+    std::vector<float> rows = int_values(n * dim, -50, 50, uint32_t(dim) + 7);
+    std::vector<float> a(n), b(n);
+    simd::sum_rows_f32(rows.data(), n, dim, a.data());
+    simd::sum_rows_f32_scalar(rows.data(), n, dim, b.data());
+    EXPECT_EQ(a, b) << "dim " << dim;
+    for (size_t i = 0; i < n; ++i) {
+      double d0 = 0;
+      for (size_t j = 0; j < dim; ++j) d0 += rows[i * dim + j];
+      EXPECT_EQ(a[i], float(d0)) << "dim " << dim << " row " << i;
+    }
+  }
+}
+
 TEST(DotKernels, F16AndBF16MatchScalar) {
   for (DType t : {DType::kF16, DType::kBF16}) {
     for (size_t dim : {5u, 32u, 50u, 769u}) {
