@@ -1,7 +1,11 @@
 // BpeTokenizer: validation, indexing, encode / decode.
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <limits>
-#include <queue>
+#include <new>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
@@ -19,18 +23,31 @@ TokenId TokenIndex::build(const std::vector<std::string>& tokens, size_t* dup) {
   while (cap < tokens.size() * 2) cap <<= 1;
   slots_.assign(cap, Slot{});
   mask_ = cap - 1;
+  // One probe sequence per token finds both an earlier equal token and the free slot. Hashes
+  // are computed a batch ahead and their slots prefetched (the table is larger than L2).
+  constexpr size_t kBatch = 16;
+  uint64_t hashes[kBatch];
   for (size_t id = 0; id < tokens.size(); ++id) {
-    const std::string& t = tokens[id];
-    TokenId earlier = find(tokens, t.data(), t.size());
-    if (earlier >= 0) {
-      *dup = id;
-      return earlier;
+    if (id % kBatch == 0) {
+      for (size_t k = 0; k < kBatch && id + k < tokens.size(); ++k) {
+        const std::string& u = tokens[id + k];
+        hashes[k] = hash_of(u.data(), u.size());
+        prefetch(hashes[k]);
+      }
     }
-    uint64_t h = hash_bytes(t.data(), t.size()) | 1u;
+    const std::string& t = tokens[id];
+    uint64_t h = hashes[id % kBatch];
     uint64_t head = 0;
     std::memcpy(&head, t.data(), t.size() < 8 ? t.size() : 8);
     size_t i = h & mask_;
-    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    for (; slots_[i].hash != 0; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.hash == h && s.len == t.size() && s.head == head &&
+          (t.size() <= 8 || tokens[size_t(s.id)] == t)) {
+        *dup = id;
+        return s.id;
+      }
+    }
     slots_[i] = Slot{h, head, TokenId(id), uint32_t(t.size())};
   }
   return -1;
@@ -71,7 +88,7 @@ const std::array<uint32_t, 256>& byte_to_unicode() {
   return table;
 }
 
-bool byte_level_decode(std::string_view s, std::string* out, size_t* bad_pos) {
+const std::array<int16_t, 512>& byte_level_inverse() {
   static const std::array<int16_t, 512> inverse = [] {
     std::array<int16_t, 512> inv;
     inv.fill(-1);
@@ -79,6 +96,11 @@ bool byte_level_decode(std::string_view s, std::string* out, size_t* bad_pos) {
     for (int b = 0; b < 256; ++b) inv[fwd[size_t(b)]] = int16_t(b);
     return inv;
   }();
+  return inverse;
+}
+
+bool byte_level_decode(std::string_view s, std::string* out, size_t* bad_pos) {
+  const std::array<int16_t, 512>& inverse = byte_level_inverse();
   out->clear();
   auto* p = reinterpret_cast<const uint8_t*>(s.data());
   for (size_t i = 0; i < s.size();) {
@@ -103,24 +125,26 @@ std::string quoted(std::string_view raw) { return "'" + display_token(raw) + "'"
 
 }  // namespace
 
-BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
+std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::Impl::with_tokens(std::string src,
+                                                                   std::vector<std::string> toks,
+                                                                   PreTokenizerKind kind) {
   auto impl = std::make_unique<Impl>();
-  const std::string& src = parts.source;
-  if (parts.tokens.empty()) throw Error(ErrorCode::kCorrupt, src + ": the vocabulary is empty");
-  if (parts.tokens.size() > size_t(std::numeric_limits<TokenId>::max()))
-    throw Error(ErrorCode::kCorrupt, src + ": " + std::to_string(parts.tokens.size()) +
+  if (toks.empty()) throw Error(ErrorCode::kCorrupt, src + ": the vocabulary is empty");
+  if (toks.size() > size_t(std::numeric_limits<TokenId>::max()))
+    throw Error(ErrorCode::kCorrupt, src + ": " + std::to_string(toks.size()) +
                                          " tokens, limit " +
                                          std::to_string(std::numeric_limits<TokenId>::max()));
-  for (size_t id = 0; id < parts.tokens.size(); ++id)
-    if (parts.tokens[id].empty())
+  for (size_t id = 0; id < toks.size(); ++id)
+    if (toks[id].empty())
       throw Error(ErrorCode::kCorrupt, src + ": token id " + std::to_string(id) + " is empty");
-  impl->source = src;
-  impl->tokens = std::move(parts.tokens);
-  impl->pre_tokenizer = parts.pre_tokenizer;
+  impl->source = std::move(src);
+  impl->tokens = std::move(toks);
+  impl->pre_tokenizer = kind;
   const auto& tokens = impl->tokens;
+  const std::string& source = impl->source;
   size_t dup = 0;
   if (TokenId found = impl->index.build(tokens, &dup); found >= 0)
-    throw Error(ErrorCode::kCorrupt, src + ": token id " + std::to_string(dup) + " " +
+    throw Error(ErrorCode::kCorrupt, source + ": token id " + std::to_string(dup) + " " +
                                          quoted(tokens[dup]) + " duplicates token id " +
                                          std::to_string(found));
   for (int b = 0; b < 256; ++b) {
@@ -130,11 +154,40 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", b);
       throw Error(ErrorCode::kCorrupt,
-                  src + ": no token for byte " + hex +
+                  source + ": no token for byte " + hex +
                       " (a byte-level BPE vocabulary has all 256 single bytes)");
     }
     impl->byte_token[size_t(b)] = id;
   }
+  return impl;
+}
+
+void BpeTokenizer::Impl::finish(const std::vector<uint8_t>& produced,
+                                const std::vector<TokenId>& extra_special) {
+  special.assign(tokens.size(), 0);
+  for (size_t id = 0; id < tokens.size(); ++id)
+    if (tokens[id].size() > 1 && !produced[id]) special[id] = 1;
+  for (TokenId id : extra_special) {
+    if (id < 0 || size_t(id) >= tokens.size())
+      throw Error(ErrorCode::kCorrupt, source + ": special token id " + std::to_string(id) +
+                                           " is outside the vocabulary (size " +
+                                           std::to_string(tokens.size()) + ")");
+    if (tokens[size_t(id)].size() > 1) special[size_t(id)] = 1;
+  }
+  special_ids.clear();
+  for (size_t id = 0; id < tokens.size(); ++id)
+    if (special[id]) special_ids.push_back(TokenId(id));
+  std::stable_sort(special_ids.begin(), special_ids.end(), [&](TokenId x, TokenId y) {
+    return tokens[size_t(x)].size() > tokens[size_t(y)].size();
+  });
+  whole_ok.reset(new std::atomic<uint8_t>[tokens.size()]);
+  for (size_t i = 0; i < tokens.size(); ++i) whole_ok[i].store(0, std::memory_order_relaxed);
+}
+
+BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
+  const std::string src = parts.source;
+  auto impl = Impl::with_tokens(src, std::move(parts.tokens), parts.pre_tokenizer);
+  const auto& tokens = impl->tokens;
   if (parts.merges.empty())
     throw Error(ErrorCode::kCorrupt, src + ": no merges loaded (a BPE needs at least one)");
   if (parts.merges.size() > std::numeric_limits<uint32_t>::max() / 2)
@@ -160,23 +213,7 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
     produced[size_t(c)] = 1;
   }
   impl->n_merges = parts.merges.size();
-  impl->special.assign(tokens.size(), 0);
-  for (size_t id = 0; id < tokens.size(); ++id)
-    if (tokens[id].size() > 1 && !produced[id]) impl->special[id] = 1;
-  for (TokenId id : parts.special) {
-    if (id < 0 || size_t(id) >= tokens.size())
-      throw Error(ErrorCode::kCorrupt, src + ": special token id " + std::to_string(id) +
-                                           " is outside the vocabulary (size " +
-                                           std::to_string(tokens.size()) + ")");
-    if (tokens[size_t(id)].size() > 1) impl->special[size_t(id)] = 1;
-  }
-  for (size_t id = 0; id < tokens.size(); ++id)
-    if (impl->special[id]) impl->special_ids.push_back(TokenId(id));
-  std::stable_sort(impl->special_ids.begin(), impl->special_ids.end(), [&](TokenId x, TokenId y) {
-    return tokens[size_t(x)].size() > tokens[size_t(y)].size();
-  });
-  impl->whole_ok.reset(new std::atomic<uint8_t>[tokens.size()]);
-  for (size_t i = 0; i < tokens.size(); ++i) impl->whole_ok[i].store(0, std::memory_order_relaxed);
+  impl->finish(produced, parts.special);
   return BpeTokenizer(std::move(impl));
 }
 
@@ -200,6 +237,37 @@ std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::Impl::clone() const {
 
 // ---------------------------------------------------------------------------------------------
 // BPE
+
+namespace {
+
+// Uninitialised uint32_t scratch; blocks of 2 MB and more are huge-page aligned and advised, so a
+// 1 MB piece costs a handful of page faults instead of thousands (a fault costs microseconds on
+// virtual machines, more than the merging itself).
+class ScratchU32 {
+ public:
+  explicit ScratchU32(size_t n) {
+    constexpr size_t kHuge = size_t(2) << 20;
+    size_t bytes = std::max<size_t>(n, 1) * sizeof(uint32_t);
+    if (bytes >= kHuge) {
+      size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+      p_ = static_cast<uint32_t*>(std::aligned_alloc(kHuge, rounded));
+      if (!p_) throw std::bad_alloc();
+      ::madvise(p_, rounded, MADV_HUGEPAGE);  // a hint; ignored where THP is off
+    } else {
+      p_ = static_cast<uint32_t*>(std::malloc(bytes));
+      if (!p_) throw std::bad_alloc();
+    }
+  }
+  ~ScratchU32() { std::free(p_); }
+  ScratchU32(const ScratchU32&) = delete;
+  ScratchU32& operator=(const ScratchU32&) = delete;
+  uint32_t* data() { return p_; }
+
+ private:
+  uint32_t* p_;
+};
+
+}  // namespace
 
 // The reference loop of GPT-2's encoder.py: repeatedly take the adjacent pair with the lowest
 // merge rank and merge all its occurrences left to right. O(n^2) lookups; used for short pieces.
@@ -237,55 +305,94 @@ void BpeTokenizer::Impl::bpe_small(const char* p, size_t n, std::vector<TokenId>
   out->insert(out->end(), s, s + m);
 }
 
-// Same result as bpe_small in O(n log n): a doubly linked list of symbols and a min-heap of
-// candidate pairs keyed by (rank, position). All occurrences of one rank form one "pass", as in
-// encoder.py; pairs created during a pass join the heap only after it (a pair of lower rank
-// created mid-pass must not run before the pass ends).
+// Same result as bpe_small, in time linear in n plus sorting: a linked list of symbols and one
+// bucket of candidate positions per merge rank, with a min-heap over the ranks that have a
+// bucket (a few, not one entry per candidate: 1 MB of 'a' has ~10 ranks but ~3M candidates).
+// A pass takes the lowest rank's bucket and merges its still-valid pairs left to right, which is
+// encoder.py's "merge every occurrence of the best pair, left to right". Pairs created during a
+// pass go to other buckets (a merged token differs from both its parts, so a new pair never has
+// the pass's own rank) and run in a later pass even when their rank is lower, as in encoder.py.
+// Stale candidates (a side merged since) are skipped by re-checking the pair's rank.
 void BpeTokenizer::Impl::bpe_heap(const char* p, size_t n, std::vector<TokenId>* out) const {
-  struct Cand {
-    uint32_t rank;
-    uint32_t left, right;
-    bool operator>(const Cand& o) const {
-      return rank != o.rank ? rank > o.rank : left > o.left;
-    }
-  };
-  std::vector<TokenId> id(n);
-  std::vector<uint32_t> prev(n), next(n);
-  std::vector<uint8_t> alive(n, 1);
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  // Symbols are keyed by their first byte's offset; a live symbol's end is its offset plus its
+  // token's length, so only id and prev are stored (8 bytes per input byte, in one block that
+  // gets huge pages when large: page faults, not merging, dominated 1 MB pieces).
+  ScratchU32 scratch(2 * n);
+  auto* id = reinterpret_cast<TokenId*>(scratch.data());  // -1: absorbed by its left neighbour
+  uint32_t* prev = scratch.data() + n;
   for (size_t i = 0; i < n; ++i) {
     id[i] = byte_token[uint8_t(p[i])];
     prev[i] = i == 0 ? kNone : uint32_t(i - 1);
-    next[i] = i + 1 == n ? kNone : uint32_t(i + 1);
   }
-  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
-  auto candidate = [&](uint32_t l, std::vector<Cand>* to) {
-    if (l == kNone || next[l] == kNone) return;
-    if (const PairIndex::Value* v = merges.find(id[l], id[next[l]])) to->push_back({v->rank, l, next[l]});
+  auto next_of = [&](uint32_t l) -> uint32_t {
+    size_t e = l + tokens[size_t(id[l])].size();
+    return e < n ? uint32_t(e) : kNone;
   };
-  std::vector<Cand> pending;
-  for (size_t i = 0; i + 1 < n; ++i) candidate(uint32_t(i), &pending);
-  for (const Cand& c : pending) heap.push(c);
-  pending.clear();
-  while (!heap.empty()) {
-    uint32_t rank = heap.top().rank;
-    while (!heap.empty() && heap.top().rank == rank) {
-      Cand c = heap.top();
-      heap.pop();
-      if (!alive[c.left] || !alive[c.right] || next[c.left] != c.right) continue;
-      const PairIndex::Value* v = merges.find(id[c.left], id[c.right]);
-      if (!v || v->rank != rank) continue;
-      id[c.left] = v->id;
-      alive[c.right] = 0;
-      next[c.left] = next[c.right];
-      if (next[c.right] != kNone) prev[next[c.right]] = c.left;
-      candidate(prev[c.left], &pending);
-      candidate(c.left, &pending);
+  // rank -> bucket: open addressing without deletion (an emptied bucket is reused when its rank
+  // comes back). Distinct ranks <= min(candidates, merges), candidates <= 3n.
+  size_t cap = 16;
+  while (cap < 2 * std::min(3 * n, n_merges)) cap <<= 1;
+  std::vector<uint32_t> slot_rank(cap, kNone), slot_bucket(cap);
+  auto slot_of = [&](uint32_t rank) {
+    size_t s = size_t((uint64_t(rank) * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    while (slot_rank[s] != rank && slot_rank[s] != kNone) s = (s + 1) & (cap - 1);
+    return s;
+  };
+  struct Bucket {
+    std::vector<uint32_t> pos;
+    bool sorted = true;
+  };
+  std::vector<Bucket> buckets;
+  std::vector<uint32_t> rank_heap;  // ranks whose bucket is non-empty (min-heap)
+  auto add = [&](uint32_t l) {
+    if (l == kNone) return;
+    uint32_t r = next_of(l);
+    if (r == kNone) return;
+    const PairIndex::Value* v = merges.find(id[l], id[r]);
+    if (!v) return;
+    size_t s = slot_of(v->rank);
+    if (slot_rank[s] == kNone) {
+      slot_rank[s] = v->rank;
+      slot_bucket[s] = uint32_t(buckets.size());
+      buckets.emplace_back();
     }
-    for (const Cand& c : pending) heap.push(c);
-    pending.clear();
+    Bucket& b = buckets[slot_bucket[s]];
+    if (b.pos.empty()) {
+      rank_heap.push_back(v->rank);
+      std::push_heap(rank_heap.begin(), rank_heap.end(), std::greater<>());
+    } else if (b.pos.back() > l) {
+      b.sorted = false;
+    }
+    b.pos.push_back(l);
+  };
+  for (size_t i = 0; i + 1 < n; ++i) add(uint32_t(i));
+  std::vector<uint32_t> pass;
+  while (!rank_heap.empty()) {
+    std::pop_heap(rank_heap.begin(), rank_heap.end(), std::greater<>());
+    uint32_t rank = rank_heap.back();
+    rank_heap.pop_back();
+    Bucket& b = buckets[slot_bucket[slot_of(rank)]];
+    pass.swap(b.pos);  // b is empty again; adds during the pass fill other buckets
+    b.pos.clear();
+    if (!b.sorted) std::sort(pass.begin(), pass.end());
+    b.sorted = true;
+    for (uint32_t l : pass) {
+      if (id[l] < 0) continue;
+      uint32_t r = next_of(l);
+      if (r == kNone) continue;
+      const PairIndex::Value* v = merges.find(id[l], id[r]);
+      if (!v || v->rank != rank) continue;
+      uint32_t after = next_of(r);
+      id[l] = v->id;
+      id[r] = -1;
+      if (after != kNone) prev[after] = l;
+      add(prev[l]);
+      add(l);
+    }
+    pass.clear();
   }
-  for (uint32_t i = 0; i != kNone; i = next[i]) out->push_back(id[i]);
+  for (uint32_t i = 0; i != kNone; i = next_of(i)) out->push_back(id[i]);
 }
 
 void BpeTokenizer::Impl::bpe(const char* p, size_t n, std::vector<TokenId>* out) const {

@@ -43,7 +43,14 @@ class TokenIndex {
   // -1 when absent.
   TokenId find(const std::vector<std::string>& tokens, const char* p, size_t n) const {
     if (slots_.empty()) return -1;
-    uint64_t h = hash_bytes(p, n) | 1u;
+    return find_hashed(tokens, p, n, hash_of(p, n));
+  }
+  // The same in two steps, so that bulk loaders can prefetch a batch of slots before probing
+  // (loading is bound by cache misses on the tables, not by work).
+  static uint64_t hash_of(const char* p, size_t n) { return hash_bytes(p, n) | 1u; }
+  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
+  TokenId find_hashed(const std::vector<std::string>& tokens, const char* p, size_t n,
+                      uint64_t h) const {
     uint64_t head = 0;
     std::memcpy(&head, p, n < 8 ? n : 8);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
@@ -78,6 +85,9 @@ class PairIndex {
   void reserve(size_t n);
   // False if the pair was already present (value left unchanged).
   bool insert(TokenId a, TokenId b, Value v);
+  void prefetch(TokenId a, TokenId b) const {
+    __builtin_prefetch(&slots_[slot_of((uint64_t(uint32_t(a)) << 32) | uint32_t(b))]);
+  }
   const Value* find(TokenId a, TokenId b) const {
     uint64_t key = (uint64_t(uint32_t(a)) << 32) | uint32_t(b);
     for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
@@ -116,6 +126,13 @@ struct BpeTokenizer::Impl {
   // shortcut stays exact even for vocabularies with tokens that merges cannot reach.
   mutable std::unique_ptr<std::atomic<uint8_t>[]> whole_ok;
 
+  // Validates tokens (non-empty, unique, all 256 single bytes; Error(kCorrupt) naming src) and
+  // indexes them. Merges are added next (merges.reserve + insert, n_merges), then finish().
+  static std::unique_ptr<Impl> with_tokens(std::string src, std::vector<std::string> tokens,
+                                           PreTokenizerKind kind);
+  // Marks special tokens (multi-byte tokens no merge produces, plus extra_special) and resets
+  // the whole-token flags. produced: 1 per id that some merge yields.
+  void finish(const std::vector<uint8_t>& produced, const std::vector<TokenId>& extra_special);
   std::unique_ptr<Impl> clone() const;
   // BPE of one pre-token (bytes), appended to out.
   void bpe(const char* p, size_t n, std::vector<TokenId>* out) const;
@@ -133,5 +150,7 @@ const std::array<uint32_t, 256>& byte_to_unicode();
 // Decodes a byte-level string (e.g. "Ġcomputer") to raw bytes; nullopt-like false when a
 // character is outside the alphabet (*bad_pos = its byte offset).
 bool byte_level_decode(std::string_view s, std::string* out, size_t* bad_pos);
+// Inverse of byte_to_unicode(): code point (< 512) -> byte, or -1 outside the alphabet.
+const std::array<int16_t, 512>& byte_level_inverse();
 
 }  // namespace embedscope

@@ -1,6 +1,8 @@
 // Loaders: vocab.json + merges.txt, tokenizer.json, GGUF, model folders, the default GPT-2.
 #include <nlohmann/json.hpp>
 
+#include <cstring>
+
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
 #include "embedscope/core/mapped_file.h"
@@ -20,9 +22,9 @@ constexpr size_t kMaxTokenizerFile = size_t(256) << 20;
 
 [[noreturn]] void corrupt(const std::string& msg) { throw Error(ErrorCode::kCorrupt, msg); }
 
-json parse_json(const std::string& path, const std::string& text) {
+json parse_json(const std::string& path, std::string_view text) {
   try {
-    return json::parse(text);
+    return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     corrupt(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
   }
@@ -128,6 +130,97 @@ bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
   }
 }
 
+// The fastest path, for the well-formed vocab.json every real file is: decodes each key's JSON
+// escapes and byte-level characters straight into tokens[id] (no entry list, no DOM). Returns
+// false on anything unusual (other escapes, characters outside the alphabet, negative / huge /
+// repeated / missing ids, duplicate keys are caught later as duplicate tokens); the caller then
+// takes the general path, which accepts or throws the precise error.
+bool fast_vocab_tokens(std::string_view t, std::vector<std::string>* tokens) {
+  const std::array<int16_t, 512>& inverse = byte_level_inverse();
+  size_t i = 0, n = t.size();
+  auto ws = [&] {
+    while (i < n && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  };
+  std::vector<uint8_t> filled;
+  tokens->clear();
+  tokens->reserve(n / 16 + 16);
+  filled.reserve(n / 16 + 16);
+  size_t n_filled = 0;
+  std::string key;
+  ws();
+  if (i >= n || t[i++] != '{') return false;
+  for (;;) {
+    ws();
+    if (i >= n || t[i++] != '"') return false;
+    key.clear();
+    for (;;) {
+      if (i >= n) return false;
+      uint8_t c = uint8_t(t[i]);
+      uint32_t cp;
+      if (c == '"') {
+        ++i;
+        break;
+      }
+      if (c == '\\') {
+        if (n - i < 2) return false;
+        char e = t[i + 1];
+        i += 2;
+        if (e == 'u') {
+          if (n - i < 4) return false;
+          cp = 0;
+          for (int k = 0; k < 4; ++k) {
+            char h = t[i++];
+            int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
+            if (d < 0) return false;
+            cp = cp * 16 + uint32_t(d);
+          }
+        } else if (e == '"' || e == '\\' || e == '/') {
+          cp = uint8_t(e);
+        } else {
+          return false;  // \b \f \n \r \t are outside the alphabet anyway
+        }
+      } else if (c < 0x80) {
+        if (c < 0x20) return false;
+        cp = c;
+        ++i;
+      } else {
+        i += utf8::decode(reinterpret_cast<const uint8_t*>(t.data()) + i, n - i, &cp);
+        if (cp == utf8::kInvalid) return false;
+      }
+      if (cp >= inverse.size() || inverse[cp] < 0) return false;
+      key.push_back(char(inverse[cp]));
+    }
+    ws();
+    if (i >= n || t[i++] != ':') return false;
+    ws();
+    size_t d0 = i, id = 0;
+    while (i < n && t[i] >= '0' && t[i] <= '9' && i - d0 < 9) id = id * 10 + size_t(t[i++] - '0');
+    if (i == d0 || (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E' || (t[i] >= '0' && t[i] <= '9'))))
+      return false;
+    if (key.empty() || id > n) return false;
+    if (id >= tokens->size()) {
+      tokens->resize(id + 1);
+      filled.resize(id + 1, 0);
+    }
+    if (filled[id]) return false;
+    (*tokens)[id] = key;
+    filled[id] = 1;
+    ++n_filled;
+    ws();
+    if (i >= n) return false;
+    if (t[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (t[i++] != '}') return false;
+    ws();
+    return i == n && n_filled == tokens->size();
+  }
+}
+
 // vocab object {"token": id} -> tokens by id. Keys are byte-level strings; a key equal to the
 // raw text of an entry of `extra` (tokenizer.json added tokens, id -> raw text) with the same id
 // is taken as raw text. Ids must be exactly 0..n-1 once `extra` is merged in.
@@ -227,13 +320,127 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::
               std::to_string(kMaxTokenizerFile));
   std::string_view vtext(reinterpret_cast<const char*>(vfile->data()), vfile->size());
   std::string_view mtext(reinterpret_cast<const char*>(mfile->data()), mfile->size());
+  return from_buffers(vtext, mtext, vocab_json, merges_txt);
+}
+
+std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::fast_load(std::string_view vtext,
+                                                            std::string_view mtext,
+                                                            const std::string& merges_name) {
+  std::vector<std::string> tokens;
+  if (!fast_vocab_tokens(vtext, &tokens)) return nullptr;
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = Impl::with_tokens(merges_name, std::move(tokens), PreTokenizerKind::kGpt2);
+  } catch (const Error&) {
+    return nullptr;  // the general path throws the same error with its context
+  }
+  const std::array<int16_t, 512>& inverse = byte_level_inverse();
+  size_t n_lines = 1;
+  for (const char* p = mtext.data(); (p = static_cast<const char*>(
+                                          std::memchr(p, '\n', size_t(mtext.data() + mtext.size() - p))));
+       ++p)
+    ++n_lines;
+  impl->merges.reserve(n_lines);
+  std::vector<uint8_t> produced(impl->tokens.size(), 0);
+  // Lines are decoded a batch at a time into one buffer (left then right token, back to back, so
+  // the merged token is left + right without a copy); then the batch's table slots are
+  // prefetched before probing, because loading is bound by cache misses on the tables. GPT-2's
+  // files give merge r the id 256 + r; that guess is checked by comparing bytes (a sequential
+  // read) and only a wrong guess costs a hash lookup.
+  struct Line {
+    uint32_t off, split, len;
+    uint64_t ha, hb;
+    TokenId a, b;
+  };
+  constexpr size_t kBatch = 32;
+  Line batch[kBatch];
+  std::string buf;
+  size_t rank = 0, line_no = 0;
+  const auto& toks = impl->tokens;
+  const TokenIndex& index = impl->index;
+  auto* m = reinterpret_cast<const uint8_t*>(mtext.data());
+  auto flush = [&](size_t n_batch) -> bool {
+    for (size_t k = 0; k < n_batch; ++k) {
+      Line& l = batch[k];
+      l.ha = TokenIndex::hash_of(buf.data() + l.off, l.split);
+      l.hb = TokenIndex::hash_of(buf.data() + l.off + l.split, l.len - l.split);
+      index.prefetch(l.ha);
+      index.prefetch(l.hb);
+    }
+    for (size_t k = 0; k < n_batch; ++k) {
+      Line& l = batch[k];
+      l.a = index.find_hashed(toks, buf.data() + l.off, l.split, l.ha);
+      l.b = index.find_hashed(toks, buf.data() + l.off + l.split, l.len - l.split, l.hb);
+      if (l.a < 0 || l.b < 0) return false;
+      impl->merges.prefetch(l.a, l.b);
+    }
+    for (size_t k = 0; k < n_batch; ++k, ++rank) {
+      const Line& l = batch[k];
+      const char* joined = buf.data() + l.off;
+      size_t guess = 256 + rank;
+      TokenId c = guess < toks.size() && toks[guess].size() == l.len &&
+                          std::memcmp(toks[guess].data(), joined, l.len) == 0
+                      ? TokenId(guess)
+                      : index.find(toks, joined, l.len);
+      if (c < 0 || rank >= std::numeric_limits<uint32_t>::max() / 2) return false;
+      if (!impl->merges.insert(l.a, l.b, {uint32_t(rank), c})) return false;
+      produced[size_t(c)] = 1;
+    }
+    buf.clear();
+    return true;
+  };
+  size_t n_batch = 0;
+  for (size_t pos = 0; pos < mtext.size();) {
+    size_t eol = mtext.find('\n', pos);
+    if (eol == std::string::npos) eol = mtext.size();
+    size_t b = pos, e = eol;
+    pos = eol + 1;
+    ++line_no;
+    if (e > b && m[e - 1] == '\r') --e;
+    if (e == b) continue;
+    if (line_no == 1 && mtext.substr(b, e - b).starts_with("#version")) continue;
+    size_t off = buf.size(), split = 0;
+    for (size_t i = b; i < e;) {
+      if (m[i] == ' ') {
+        if (split || buf.size() == off) return nullptr;
+        split = buf.size() - off;
+        ++i;
+        continue;
+      }
+      uint32_t cp = m[i];
+      if (cp < 0x80) ++i;
+      else i += utf8::decode(m + i, e - i, &cp);
+      if (cp >= inverse.size() || inverse[cp] < 0) return nullptr;
+      buf.push_back(char(inverse[cp]));
+    }
+    size_t len = buf.size() - off;
+    if (!split || split == len || len > (size_t(1) << 30)) return nullptr;
+    batch[n_batch++] = Line{uint32_t(off), uint32_t(split), uint32_t(len), 0, 0, -1, -1};
+    if (n_batch == kBatch) {
+      if (!flush(n_batch)) return nullptr;
+      n_batch = 0;
+    }
+  }
+  if (n_batch && !flush(n_batch)) return nullptr;
+  if (rank == 0) return nullptr;
+  impl->n_merges = rank;
+  impl->finish(produced, {});
+  return impl;
+}
+
+BpeTokenizer BpeTokenizer::from_buffers(std::string_view vtext, std::string_view mtext,
+                                        const std::string& vocab_json,
+                                        const std::string& merges_txt) {
+  if (std::unique_ptr<Impl> impl = fast_load(vtext, mtext, merges_txt))
+    return BpeTokenizer(std::move(impl));
+  // The general path: accepts every valid file and names the problem in an invalid one.
   BpeParts parts;
   parts.source = vocab_json;
   VocabEntries entries;
   entries.reserve(vtext.size() / 12);
   if (!fast_vocab_entries(vtext, &entries)) {
     entries.clear();
-    entries = entries_from_json(vocab_json, "vocab", parse_json(vocab_json, std::string(vtext)));
+    entries = entries_from_json(vocab_json, "vocab", parse_json(vocab_json, vtext));
   }
   parts.tokens = tokens_from_entries(vocab_json, "vocab", entries, {});
   // merges.txt: optional "#version" first line, then "left right" per line; blank lines and
@@ -250,11 +457,7 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (line_no == 1 && line.starts_with("#version")) continue;
-    try {
-      parts.merges.push_back(merge_from_line(merges_txt, line, line_no, "line"));
-    } catch (const Error&) {
-      throw;
-    }
+    parts.merges.push_back(merge_from_line(merges_txt, line, line_no, "line"));
   }
   // Merge errors name the merges file, not the vocabulary.
   parts.source = merges_txt;
@@ -266,7 +469,13 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::
 }
 
 BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
-  std::string text = read_small_file(path, kMaxTokenizerFile);
+  return from_tokenizer_json_text(read_small_file(path, kMaxTokenizerFile), path);
+}
+
+BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const std::string& path) {
+  if (text.size() > kMaxTokenizerFile)
+    corrupt(path + ": file is " + std::to_string(text.size()) + " bytes, limit " +
+            std::to_string(kMaxTokenizerFile));
   json root = parse_json(path, text);
   if (!root.is_object()) corrupt(path + ": top level must be an object, found " + type_name(root));
   auto it = root.find("model");

@@ -13,6 +13,7 @@
 #include <pcre2.h>
 
 #include <fstream>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -124,6 +125,43 @@ TEST(Gpt2Parity, EveryBrownLineMatchesTiktokenAndGpt3Encoder) {
   }
   EXPECT_EQ(mismatches, 0u) << "of " << lines.size() << " lines";
   EXPECT_GT(n_tokens, 1000000u);
+}
+
+TEST(Gpt2Parity, LongSinglePiecesMatchTiktokenAndGpt3Encoder) {
+  // Pieces longer than 64 bytes take the bucketed merge (bpe_heap); check it against the
+  // references directly, not only against our own slow loop. Lengths stay in the low thousands
+  // because both references are quadratic (or worse) on one long piece.
+  std::mt19937 rng(20261130);
+  auto random_of = [&](const std::string& alphabet, size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
+    return s;
+  };
+  std::string cjk;
+  while (cjk.size() < 1500) cjk += "日本語中文";
+  std::vector<std::string> lines = {
+      std::string(2000, 'a'), std::string(2000, '7'), std::string(1999, 'e'),
+      std::string(300, '_'), random_of("abcdeeeeeetttthhhhhsssnnr", 1500),
+      random_of("0123456789", 1500), random_of("aabbab", 1200), cjk,
+      " " + random_of("thequickbrownfoxjumpsoverthelazydog", 1000)};
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  text.pop_back();
+  test::TempDir d;
+  test::write_file(d.file("long.txt"), text);
+  test::CommandResult r = test::run("/usr/bin/node " + test::shell_quote(reference_script()) +
+                                    " lines " + d.file("long.txt") + " " + d.file("ids.jsonl"));
+  ASSERT_EQ(r.rc, 0) << "node reference failed (run scripts/setup.sh):\n" << r.err;
+  std::vector<std::string> ref = split_lines(test::read_file(d.file("ids.jsonl")));
+  ASSERT_GE(ref.size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    ASSERT_EQ(pre_tokenize(PreTokenizerKind::kGpt2, lines[i]).size(), 1u) << i;
+    ASSERT_GT(lines[i].size(), 64u);
+    json j = json::parse(ref[i]);
+    std::vector<TokenId> ours = gpt2().encode(lines[i]);
+    EXPECT_EQ(ours, j["t"].get<std::vector<TokenId>>()) << "tiktoken, line " << i;
+    EXPECT_EQ(ours, j.value("g", j["t"]).get<std::vector<TokenId>>()) << "gpt-3-encoder, line " << i;
+  }
 }
 
 TEST(Gpt2Parity, HundredThousandRandomStringsMatchReferences) {

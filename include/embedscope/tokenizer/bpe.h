@@ -85,6 +85,11 @@ class BpeTokenizer {
   // Error(kUnsupported) for a model other than BPE or an unknown Split pattern, naming the
   // JSON path and the value; Error(kCorrupt) for wrong JSON types or missing keys.
   static BpeTokenizer from_tokenizer_json(const std::string& path);
+  // from_files / from_tokenizer_json on bytes already in memory (embedded vocabularies, the
+  // fuzz targets); the names only appear in error messages. Same errors as the file forms.
+  static BpeTokenizer from_buffers(std::string_view vocab_json, std::string_view merges_txt,
+                                   const std::string& vocab_name, const std::string& merges_name);
+  static BpeTokenizer from_tokenizer_json_text(std::string_view text, const std::string& name);
   // tokenizer.ggml.tokens / tokenizer.ggml.merges of a GGUF file (model "gpt2").
   static BpeTokenizer from_gguf(const std::string& path);
   // Validates and indexes parts (see invariants above).
@@ -142,6 +147,10 @@ class BpeTokenizer {
 
  private:
   explicit BpeTokenizer(std::unique_ptr<Impl> impl);
+  // vocab.json + merges.txt when both are well formed (the common case, ~4x faster than the
+  // general path); nullptr otherwise, and the general path then accepts or names the error.
+  static std::unique_ptr<Impl> fast_load(std::string_view vocab_json, std::string_view merges_txt,
+                                         const std::string& merges_name);
   std::unique_ptr<Impl> impl_;
 };
 
