@@ -17,7 +17,8 @@ namespace {
 struct Setup {
   size_t rows = 20000, dim = 100, stride = 112;
   std::vector<float> syn0, syn1neg, neu1, neu1e;
-  std::vector<uint32_t> table, sentence;
+  std::vector<W2vAlias> table;  // uniform over the rows (each entry keeps its own row)
+  std::vector<uint32_t> sentence;
   W2vShared m;
   Setup() {
     SplitMix64 r(1);
@@ -25,8 +26,8 @@ struct Setup {
     syn1neg.resize(rows * stride, 0.0f);
     for (size_t i = 0; i < rows; ++i)
       for (size_t d = 0; d < dim; ++d) syn0[i * stride + d] = float(r.uniform() - 0.5) / 100;
-    table.resize(1 << 20);
-    for (auto& t : table) t = uint32_t(r.next() % rows);
+    table.resize(rows);
+    for (size_t i = 0; i < rows; ++i) table[i] = {0xFFFFFFFFu, uint32_t(i), uint32_t(i)};
     sentence.resize(1000);
     for (auto& s : sentence) s = uint32_t(r.next() % rows);
     neu1.resize(stride);
@@ -36,8 +37,8 @@ struct Setup {
     m.syn1neg = syn1neg.data();
     m.window = 5;
     m.negative = 5;
-    m.neg_table = table.data();
-    m.neg_table_size = table.size();
+    m.neg_alias = table.data();
+    m.neg_alias_size = table.size();
   }
 };
 

@@ -1,17 +1,6 @@
-// word2vec training checkpoints: one file, written atomically (AtomicFile: temp file in the same
-// folder, fsync, rename, fsync folder), verified by a checksum when loaded. Private to src/train.
-//
-// Layout (little-endian):
-//   "ESW2VCK1"                8 bytes magic
-//   u64 header_len            then header_len bytes of JSON: {"fingerprint": {...}, "state": {...}}
-//   f32 syn0    [n_rows x dim]
-//   f32 syn1neg [n_rows x dim]      when negative > 0
-//   f32 syn1    [n_inner x dim]     when hs
-//   u64 updates [n_rows]            when row statistics are on
-//   u64 checksum                    FNV-1a (64-bit words) of every byte before it
-//   "ESW2VEND"                8 bytes footer
-// The corpus id stream is not stored: resume re-scans the corpus and the fingerprint (options,
-// vocabulary hash, stream length) must match.
+// word2vec training checkpoints: writing, and loading into a run's arrays. The file layout and
+// its validation are documented in the public header embedscope/train/w2v_checkpoint.h.
+// Private to src/train.
 #pragma once
 
 #include <cstddef>
@@ -19,9 +8,13 @@
 #include <string>
 
 #include "embedscope/core/vocabulary.h"
+#include "embedscope/train/w2v_checkpoint.h"
 #include "embedscope/train/word2vec.h"
 
 namespace embedscope {
+
+// Stream positions per work item; a checkpoint's next_chunk counts these.
+inline constexpr uint64_t kCheckpointChunk = 1024;
 
 struct CheckpointFingerprint {
   std::string json;  // canonical JSON of everything a resumed run must share

@@ -98,6 +98,15 @@ HWY_INLINE void Zero(float* p, size_t stride) {
   for (size_t i = 0; i < stride; i += hn::Lanes(d)) hn::StoreU(hn::Zero(d), d, p + i);
 }
 
+// Where row r of a shared matrix lives for this thread: its private copy when r is hot.
+HWY_INLINE float* Row(float* base, float* hot, const int32_t* slot, uint32_t r, size_t stride) {
+  if (slot) {
+    const int32_t s = slot[r];
+    if (s >= 0) return hot + size_t(s) * stride;
+  }
+  return base + size_t(r) * stride;
+}
+
 // One prediction: returns g and adds the loss. label is 1 (positive) or 0.
 HWY_INLINE float Gradient(float f, float label, float alpha, W2vThread& t) {
   const auto& tb = w2v_detail::tables();
@@ -129,14 +138,18 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
     size_t n_t = 0;
     targets[n_t++] = word;
     for (size_t d = 0; d < m.negative; ++d) {
+      // Two LCG steps: bits 16..47 of the first pick the entry (multiply-shift, no division),
+      // of the second the coin (the LCG's low bits are too regular to share one draw).
       t.rng = t.rng * 25214903917ull + 11;
-      uint32_t target = m.neg_table[(t.rng >> 16) % m.neg_table_size];
+      const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
+      t.rng = t.rng * 25214903917ull + 11;
+      const uint32_t target = uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
       if (target == word) continue;
       targets[n_t++] = target;
-      hwy::Prefetch(m.syn1neg + size_t(target) * S);
+      hwy::Prefetch(Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S));
     }
     for (size_t k = 0; k < n_t; ++k) {
-      float* out = m.syn1neg + size_t(targets[k]) * S;
+      float* out = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, targets[k], S);
       float g = Gradient(Dot(l1, out, S), k == 0 ? 1.0f : 0.0f, alpha, t);
       Update(g, l1, out, neu1e, S);
     }
@@ -161,7 +174,7 @@ void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alp
       for (long c = lo; c <= hi; ++c) {
         if (c == long(i)) continue;
         const uint32_t ctx = sent[c];
-        float* l1 = m.syn0 + size_t(ctx) * S;
+        float* l1 = Row(m.syn0, t.hot_syn0, m.hot_slot, ctx, S);
         Zero(t.neu1e, S);
         Predict(m, word, l1, t.neu1e, alpha, t);
         Axpy(1.0f, t.neu1e, l1, S);
@@ -172,7 +185,7 @@ void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alp
       size_t cw = 0;
       for (long c = lo; c <= hi; ++c) {
         if (c == long(i)) continue;
-        Axpy(1.0f, m.syn0 + size_t(sent[c]) * S, t.neu1, S);
+        Axpy(1.0f, Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), t.neu1, S);
         ++cw;
       }
       if (cw == 0) continue;
@@ -186,7 +199,7 @@ void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alp
       Predict(m, word, t.neu1, t.neu1e, alpha, t);
       for (long c = lo; c <= hi; ++c) {
         if (c == long(i)) continue;
-        Axpy(1.0f, t.neu1e, m.syn0 + size_t(sent[c]) * S, S);
+        Axpy(1.0f, t.neu1e, Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), S);
         CountUpdate(m, sent[c]);
       }
     }

@@ -12,6 +12,14 @@ namespace embedscope {
 
 inline constexpr size_t kStrideAlign = 16;
 
+// One entry of the negative-sampling alias table (Walker 1977, Vose 1991): entry k (drawn
+// uniformly) yields `row` when a uniform 32-bit coin is below `threshold`, else `other`.
+struct W2vAlias {
+  uint32_t threshold;
+  uint32_t row;
+  uint32_t other;
+};
+
 struct W2vShared {
   size_t stride = 0;
   float* syn0 = nullptr;
@@ -19,13 +27,17 @@ struct W2vShared {
   float* syn1 = nullptr;      // null unless hs
   bool cbow = false;
   size_t window = 5, negative = 5;
-  const uint32_t* neg_table = nullptr;
-  uint64_t neg_table_size = 0;
+  const W2vAlias* neg_alias = nullptr;  // count^0.75 over the trained rows
+  uint64_t neg_alias_size = 0;
   // Hierarchical softmax: row r's path is hs_points/hs_codes[hs_offset[r] .. hs_offset[r+1]).
   const uint32_t* hs_offset = nullptr;
   const uint32_t* hs_points = nullptr;
   const uint8_t* hs_codes = nullptr;
   uint64_t* row_updates = nullptr;  // optional (row statistics)
+  // Multi-threaded runs: hot_slot[row] >= 0 marks one of the most frequent rows, which each
+  // thread updates in its own copy (W2vThread::hot_syn0 / hot_syn1neg, slot-major) that the
+  // trainer merges between segments. Null: every row is read and written in place.
+  const int32_t* hot_slot = nullptr;
 };
 
 struct W2vThread {
@@ -34,6 +46,8 @@ struct W2vThread {
   uint64_t n_loss = 0;
   float* neu1 = nullptr;   // stride floats, aligned
   float* neu1e = nullptr;
+  float* hot_syn0 = nullptr;     // with hot_slot: this thread's copies of the hot rows
+  float* hot_syn1neg = nullptr;
 };
 
 // Trains on one sentence of row ids (already subsampled) with learning rate alpha.

@@ -11,10 +11,15 @@
 #include <cstring>
 #include <memory>
 #include <queue>
+#include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "embedscope/core/error.h"
-#include "embedscope/core/mapped_file.h"
 #include "embedscope/core/paths.h"
 #include "embedscope/core/thread_pool.h"
 #include "train/corpus.h"
@@ -60,31 +65,41 @@ void init_row(float* row, size_t dim, uint64_t seed, size_t r) {
   for (size_t d = 0; d < dim; ++d) row[d] = float(rng.uniform() - 0.5) / float(dim);
 }
 
-// Unigram^0.75 table over the trained rows (word2vec.c InitUnigramTable), sized to the
-// vocabulary instead of a fixed 1e8 entries so it stays small next to the weight matrices.
-std::vector<uint32_t> unigram_table(const std::vector<uint64_t>& counts,
-                                    const std::vector<uint8_t>& trained) {
-  size_t n_trained = size_t(std::count(trained.begin(), trained.end(), 1));
-  size_t size = std::clamp<size_t>(n_trained * 100, size_t(1) << 20, size_t(100) << 20);
-  double total = 0;
+// Negative-sampling distribution: count^0.75 over the trained rows (word2vec.c's
+// InitUnigramTable, gensim's cum_table), as a Walker/Vose alias table. word2vec.c fills a table
+// of 1e8 ints (400 MB) and gensim a cumulative table searched by bisection; the alias table is
+// exact (to 32-bit thresholds), one entry per trained row (12 bytes) and costs one random
+// index plus one coin per draw. Built in double precision, deterministically (two stacks, fixed
+// order), so a seed gives the same negatives on every machine.
+std::vector<W2vAlias> alias_table(const std::vector<uint64_t>& counts,
+                                  const std::vector<uint8_t>& trained) {
+  std::vector<uint32_t> rows;
   for (size_t i = 0; i < counts.size(); ++i)
-    if (trained[i]) total += std::pow(double(counts[i]), 0.75);
-  std::vector<uint32_t> table(size);
-  size_t i = 0;
-  while (!trained[i]) ++i;
-  double cum = std::pow(double(counts[i]), 0.75) / total;
-  for (size_t a = 0; a < size; ++a) {
-    table[a] = uint32_t(i);
-    if (double(a) / double(size) > cum) {
-      size_t j = i + 1;
-      while (j < counts.size() && !trained[j]) ++j;
-      if (j < counts.size()) {
-        i = j;
-        cum += std::pow(double(counts[i]), 0.75) / total;
-      }
+    if (trained[i]) rows.push_back(uint32_t(i));
+  const size_t n = rows.size();
+  std::vector<double> p(n);
+  double total = 0;
+  for (size_t k = 0; k < n; ++k) total += p[k] = std::pow(double(counts[rows[k]]), 0.75);
+  std::vector<W2vAlias> t(n);
+  std::vector<uint32_t> small, large;
+  for (size_t k = 0; k < n; ++k) {
+    p[k] = total > 0 ? p[k] * double(n) / total : 1.0;
+    (p[k] < 1.0 ? small : large).push_back(uint32_t(k));
+  }
+  for (size_t k = 0; k < n; ++k) t[k] = {uint32_t(0xFFFFFFFFu), rows[k], rows[k]};
+  while (!small.empty() && !large.empty()) {
+    const uint32_t s = small.back(), l = large.back();
+    small.pop_back();
+    t[s].threshold = uint32_t(std::min(p[s] * 4294967296.0, 4294967295.0));
+    t[s].other = rows[l];
+    p[l] -= 1.0 - p[s];
+    if (p[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
     }
   }
-  return table;
+  // Entries left on either stack have probability 1 up to rounding: they keep their own row.
+  return t;
 }
 
 // Huffman tree over the trained rows (word2vec.c CreateBinaryTree): codes and inner-node
@@ -147,7 +162,38 @@ Huffman build_huffman(const std::vector<uint64_t>& counts, const std::vector<uin
   return h;
 }
 
-constexpr uint64_t kChunk = 1024;          // positions per work item
+// Linear decay from lr0 at the start to min(lr0, 1e-4) after the last epoch's last word, like
+// gensim (alpha -> min_alpha = 0.0001); word2vec.c decays to lr0 x 1e-4 instead.
+float learning_rate(float lr0, double progress) {
+  const double end = std::min(double(lr0), 1e-4);
+  return float(double(lr0) - (double(lr0) - end) * std::clamp(progress, 0.0, 1.0));
+}
+
+// Reads ids [begin, begin + n) of the stream.
+void read_ids(int fd, const std::string& path, uint64_t begin, uint64_t n, uint32_t* out) {
+  char* p = reinterpret_cast<char*>(out);
+  size_t left = size_t(n) * sizeof(uint32_t);
+  off_t off = off_t(begin * sizeof(uint32_t));
+  while (left > 0) {
+    const ssize_t r = ::pread(fd, p, left, off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw Error(ErrorCode::kIo, "reading the temporary id stream " + path + " at offset " +
+                                      std::to_string(off) + ": " +
+                                      (r < 0 ? std::strerror(errno) : "unexpected end"));
+    p += r;
+    left -= size_t(r);
+    off += r;
+  }
+}
+
+// Rows that multi-threaded runs update in per-thread copies merged between segments (see "Hot
+// rows" in train_word2vec): 2048 rows x 2 matrices x dim 100 = 1.8 MB per thread. Brown, 2
+// threads: 512 rows 9.9 s CPU, 2048 rows 8.2 s, 4096 rows 7.0 s, all rows 4.8 s (1 thread: 3.5 s);
+// 2048 keeps the peak memory under 2x the tables + vocabulary there.
+constexpr size_t kHotRows = 2048;
+
+constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
 constexpr uint64_t kChunksPerSegment = 32;  // threads join (and may checkpoint) per segment
 
 }  // namespace
@@ -182,16 +228,25 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     work_dir = tmp && *tmp ? tmp : "/tmp";
   }
   ScannedCorpus corpus = scan_corpus(files, o, work_dir);
-  // Map the id stream, then unlink it: the mapping keeps the data, nothing is left on disk.
-  std::shared_ptr<const MappedFile> stream_file;
-  try {
-    stream_file = MappedFile::open(corpus.stream_path);
-  } catch (...) {
-    ::unlink(corpus.stream_path.c_str());
-    throw;
-  }
+#ifdef __GLIBC__
+  // The scan's word-count hash map (every distinct word of the corpus) is freed now, but glibc
+  // keeps freed heap pages mapped; hand them back before the weights are allocated so they do
+  // not add to the peak resident size.
+  ::malloc_trim(0);
+#endif
+  // Open the id stream, then unlink it: the descriptor keeps the data, nothing is left on disk.
+  // Chunks are read with pread into per-thread buffers rather than mapped: mapped pages would
+  // stay resident (4 bytes per corpus word) while page-cache pages are the kernel's to drop.
+  const int stream_fd = ::open(corpus.stream_path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int open_errno = errno;
   ::unlink(corpus.stream_path.c_str());
-  const uint32_t* stream = reinterpret_cast<const uint32_t*>(stream_file->data());
+  if (stream_fd < 0)
+    throw Error(ErrorCode::kIo, "cannot reopen the temporary id stream " + corpus.stream_path +
+                                    ": " + std::strerror(open_errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } stream_closer{stream_fd};
   const uint64_t N = corpus.stream_len;
 
   Word2VecResult res;
@@ -213,8 +268,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     huff = build_huffman(counts, trained);
     syn1.allocate(std::max<size_t>(huff.n_inner, 1) * stride);
   }
-  std::vector<uint32_t> neg_table;
-  if (o.negative > 0) neg_table = unigram_table(counts, trained);
+  std::vector<W2vAlias> neg_table;
+  if (o.negative > 0) neg_table = alias_table(counts, trained);
   std::vector<uint64_t> row_updates(o.row_stats ? n_rows : 0, 0);
 
   // Subsampling: word2vec.c keeps a word with probability (sqrt(f / (t T)) + 1) (t T) / f.
@@ -238,8 +293,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   shared.cbow = o.arch == W2vArch::kCbow;
   shared.window = o.window;
   shared.negative = o.negative;
-  shared.neg_table = neg_table.data();
-  shared.neg_table_size = neg_table.size();
+  shared.neg_alias = neg_table.data();
+  shared.neg_alias_size = neg_table.size();
   shared.hs_offset = huff.offset.data();
   shared.hs_points = huff.points.data();
   shared.hs_codes = huff.codes.data();
@@ -261,22 +316,82 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     uint64_t n_loss = 0, words = 0;
     AlignedFloats neu1, neu1e;
     std::vector<uint32_t> sent;
+    std::vector<uint32_t> ids;  // the chunk's slice of the id stream
+    AlignedFloats hot_syn0, hot_syn1neg;  // private copies of the hot rows
   };
+  // Hot rows. In Hogwild every thread writes the rows of the most frequent words (negatives are
+  // drawn from count^0.75, contexts and centers are mostly frequent words) thousands of times a
+  // second, so with two threads nearly every access to them misses: the other core has just
+  // written the cache line. Measured on Brown (1 -> 2 threads): 2.9x the CPU time for the same
+  // work; contention is spread over thousands of rows (Brown: the top 1024 rows take half the
+  // negative draws). Instead each thread updates the n_hot most frequent rows in a private copy, and after
+  // every segment (32 Ki positions) the copies are merged: row += sum over threads of (copy -
+  // row), i.e. every thread's updates are kept, as in Hogwild, but seen by the other threads
+  // one segment late. One thread never uses copies (bit-reproducible, same as before).
+  size_t n_hot = 0;
+  std::vector<int32_t> hot_slot;
+  std::vector<uint32_t> hot_rows;
+  if (o.threads > 1) {
+    std::vector<uint32_t> order;
+    for (size_t r = 0; r < n_rows; ++r)
+      if (trained[r]) order.push_back(uint32_t(r));
+    n_hot = std::min(order.size(), kHotRows);
+    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(n_hot), order.end(),
+                      [&](uint32_t a, uint32_t b) {
+                        return counts[a] != counts[b] ? counts[a] > counts[b] : a < b;
+                      });
+    hot_rows.assign(order.begin(), order.begin() + ptrdiff_t(n_hot));
+    hot_slot.assign(n_rows, -1);
+    for (size_t k = 0; k < n_hot; ++k) hot_slot[hot_rows[k]] = int32_t(k);
+    shared.hot_slot = hot_slot.data();
+  }
   ThreadPool pool(o.threads);
   std::vector<ThreadStats> ts(o.threads);
   for (auto& t : ts) {
     t.neu1.allocate(stride);
     t.neu1e.allocate(stride);
     t.sent.reserve(kMaxSentence);
+    t.ids.resize(kChunk);
+    if (n_hot) {
+      t.hot_syn0.allocate(n_hot * stride);
+      if (shared.syn1neg) t.hot_syn1neg.allocate(n_hot * stride);
+    }
   }
+  // Folds every thread's changes to the hot rows into the shared matrices, then gives every
+  // thread a fresh copy. The shared hot rows are not written during a segment, so they are
+  // the common starting point of all copies.
+  auto merge_hot = [&](bool fold) {
+    for (size_t k = 0; k < n_hot; ++k)
+      for (int m = 0; m < 2; ++m) {
+        float* row = (m == 0 ? syn0.data() : shared.syn1neg);
+        if (!row) continue;
+        row += size_t(hot_rows[k]) * stride;
+        if (fold)
+          for (size_t d = 0; d < dim; ++d) {
+            const float base = row[d];
+            float sum = base;
+            for (auto& t : ts) sum += (m == 0 ? t.hot_syn0 : t.hot_syn1neg).data()[k * stride + d] - base;
+            row[d] = sum;
+          }
+        for (auto& t : ts)
+          std::memcpy((m == 0 ? t.hot_syn0 : t.hot_syn1neg).data() + k * stride, row,
+                      stride * sizeof(float));
+      }
+  };
+  merge_hot(false);
 
   auto process_chunk = [&](uint64_t epoch, uint64_t chunk, ThreadStats& t) {
     W2vThread th;
     th.rng = mix_seed(o.seed, epoch, chunk);
     th.neu1 = t.neu1.data();
     th.neu1e = t.neu1e.data();
-    uint64_t pos = chunk * kChunk;
-    const uint64_t end = std::min(pos + kChunk, N);
+    th.hot_syn0 = t.hot_syn0.data();
+    th.hot_syn1neg = t.hot_syn1neg.data();
+    const uint64_t begin = chunk * kChunk;
+    const uint64_t end = std::min(begin + kChunk, N);
+    read_ids(stream_fd, corpus.stream_path, begin, end - begin, t.ids.data());
+    const uint32_t* stream = t.ids.data() - begin;  // indexed by stream position
+    uint64_t pos = begin;
     while (pos < end) {
       t.sent.clear();
       const uint64_t sent_start = pos;
@@ -291,7 +406,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
       }
       if (t.sent.size() < 2) continue;
       double progress = (double(epoch) * double(N) + double(sent_start)) / total_positions;
-      float alpha = lr0 * float(std::max(1e-4, 1.0 - progress));
+      float alpha = learning_rate(lr0, progress);
       w2v_train_sentence(shared, t.sent.data(), t.sent.size(), alpha, th);
     }
     t.loss += th.loss;
@@ -314,6 +429,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
       pool.run_on_all([&](size_t thread) {
         for (uint64_t c; (c = next.fetch_add(1)) < seg_end;) process_chunk(epoch, c, ts[thread]);
       });
+      merge_hot(true);
       for (auto& t : ts) {
         st.words_done += t.words;
         st.epoch_loss += t.loss;
@@ -352,7 +468,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
         p.unit = "words";
         p.rate = el > 0 ? (p.done - double(positions_at_start)) / el : 0;
         p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
-        double cur_lr = lr0 * std::max(1e-4, 1.0 - p.done / total_positions);
+        double cur_lr = learning_rate(lr0, p.done / total_positions);
         char extra[96];
         std::snprintf(extra, sizeof extra, "loss %.4f lr %.6f epoch %llu/%zu",
                       window_n ? window_loss / double(window_n) : 0.0, cur_lr,
@@ -373,9 +489,17 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   res.final_loss = st.last_epoch_loss;
   res.simd_target = w2v_simd_target();
 
-  std::vector<float> out(n_rows * dim);
-  for (size_t r = 0; r < n_rows; ++r)
-    std::memcpy(out.data() + r * dim, syn0.data() + r * stride, dim * sizeof(float));
+  // The output table is syn0 itself, its rows moved together in place (row r moves down from
+  // r * stride to r * dim, so a forward pass never overwrites a row not yet moved): no second
+  // n_rows x dim copy at the end, and the output-side weights are freed first.
+  syn1neg = AlignedFloats();
+  syn1 = AlignedFloats();
+  neg_table = {};
+  huff = Huffman();
+  float* out = syn0.data();
+  for (size_t r = 1; r < n_rows && dim != stride; ++r)
+    std::memmove(out + r * dim, out + r * stride, dim * sizeof(float));
+  std::shared_ptr<const void> owner(syn0.p.release(), &std::free);
   if (o.row_stats) {
     res.row_updates = row_updates;
     res.row_drift.resize(n_rows);
@@ -390,7 +514,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
       res.row_drift[r] = float(std::sqrt(s));
     }
   }
-  res.table = EmbeddingTable::from_f32(n_rows, dim, std::move(out));
+  res.table = EmbeddingTable::view(owner, reinterpret_cast<const std::byte*>(out), n_rows, dim,
+                                   DType::kF32, false);
   res.trained = corpus.trained;
   res.vocab = std::move(corpus.vocab);
   if (o.progress) {

@@ -12,6 +12,7 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/train/w2v_checkpoint.h"
 #include "embedscope/train/word2vec.h"
 #include "test_util.h"
 #include "train/rng.h"
@@ -271,6 +272,72 @@ TEST(Word2VecCheckpoint, RejectsDamagedCheckpoint) {
   e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
   EXPECT_NE(std::string(e.what()).find("x.ckpt"), std::string::npos) << e.what();
+}
+
+// Each damaged header field of a real checkpoint (checksum recomputed, so the damage reaches
+// its own check) gives Error(kCorrupt) naming the field.
+TEST(Word2VecCheckpoint, InspectNamesEachDamagedField) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(4000, 8));
+  Word2VecOptions o = small_options();
+  o.checkpoint_path = d.file("x.ckpt");
+  o.checkpoint_every = 1;
+  o.stop_after_segments = 1;
+  train_word2vec({d.file("c.txt")}, o);
+  const std::string good = test::read_file(o.checkpoint_path);
+  auto bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  Word2VecCheckpointInfo info = inspect_word2vec_checkpoint(bytes(good), "x.ckpt");
+  EXPECT_EQ(info.dim, 16u);
+  EXPECT_EQ(info.syn0_rows, 40u);  // a0..a19, b0..b19
+  EXPECT_EQ(info.syn1neg_rows, 40u);
+  EXPECT_EQ(info.syn1_rows, 0u);
+  EXPECT_EQ(info.epoch, 0u);
+  EXPECT_EQ(info.next_chunk, 32u);  // one segment of 32 chunks
+  EXPECT_EQ(info.arrays_offset + 2 * 40 * 16 * 4 + 16, good.size());
+
+  uint64_t hl;
+  std::memcpy(&hl, good.data() + 8, 8);
+  const std::string header = good.substr(16, hl);
+  auto with_header = [&](const std::string& h) {
+    std::string out = good.substr(0, 8);
+    uint64_t n = h.size();
+    out.append(reinterpret_cast<const char*>(&n), 8);
+    out += h + good.substr(16 + hl);
+    uint64_t sum = word2vec_checkpoint_checksum(bytes(out).first(out.size() - 16));
+    std::memcpy(out.data() + out.size() - 16, &sum, 8);
+    return out;
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string h = header;
+    for (size_t at = h.find(from); at != std::string::npos; at = h.find(from, at + to.size()))
+      h.replace(at, from.size(), to);
+    EXPECT_NE(h, header) << from;
+    return with_header(h);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {replaced("\"arrays\":{\"dim\":16", "\"arrays\":{\"dim\":0"), "arrays.dim = 0"},
+      {replaced("\":40,", "\":4611686018427387904,"), "overflow"},  // syn0 and syn1neg
+      {replaced("\":40,", "\":41,"), "the file has"},
+      {replaced("\"syn1neg\":40", "\"syn1neg\":-40"), "arrays.syn1neg = -40"},
+      {replaced("\"epoch\":0", "\"epoch\":4"), "state.epoch = 4"},
+      {replaced("\"next_chunk\":32", "\"next_chunk\":99999"), "state.next_chunk = 99999"},
+      {replaced("\"epoch_loss\":", "\"epoch_loss\":\"x\",\"z\":"), "state.epoch_loss"},
+      {replaced("\"state\"", "\"status\""), "\"state\" object"},
+      {with_header(std::string(10, '[') + std::string(10, ']')), "nests 10 levels"},
+      {with_header("{\"fingerprint\":"), "header JSON at offset 16"},
+      {good.substr(0, 8) + std::string(8, '\xff') + good.substr(16), "header length"},
+      {good.substr(0, good.size() - 1), "footer"},
+  };
+  for (const auto& [damaged, what] : cases) {
+    try {
+      inspect_word2vec_checkpoint(bytes(damaged), "x.ckpt");
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("x.ckpt"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Word2VecCheckpoint, RejectsCheckpointOfOtherSettings) {

@@ -11,10 +11,11 @@
 //     the model's input embedding): ids under min_count (or beyond max_vocab by count) keep
 //     their row and count but are not trained; never-seen ids have count 0.
 //  3. the corpus is re-read once and written as a stream of uint32 row ids (sentence ends marked)
-//     into a temporary file in work_dir, which training maps read-only; it is removed at the end.
+//     into a temporary file in work_dir (unlinked at once), which training reads chunk by chunk.
 //  4. training: each epoch is cut into chunks of 1024 stream positions, 32 chunks to a segment.
 //     Threads take chunks from a shared counter; a chunk's random generator is seeded from
-//     (seed, epoch, chunk) and its learning rate from its position (linear decay to 1e-4 x lr),
+//     (seed, epoch, chunk) and its learning rate from its position (linear decay from lr to
+//     min(lr, 1e-4) over all epochs, like gensim),
 //     so a run restarted from a checkpoint (taken between segments) continues bit-identically
 //     in one-thread mode, and no result depends on which thread ran which chunk.
 //
@@ -27,8 +28,14 @@
 // deliberate data race in embedscope: two threads may read-modify-write the same float at the
 // same moment and one update is lost. With row counts in the thousands and updates that are
 // small, such collisions are rare and only add noise comparable to SGD's own; all other shared
-// state (progress counters, losses) is per-thread and merged after each segment. One thread
-// with a fixed seed is bit-reproducible.
+// state (progress counters, losses) is per-thread and merged after each segment. The 2048 most
+// frequent rows are the exception: each thread updates them in a private copy that is folded
+// back after every segment (no update lost, seen by the other threads one segment late), because
+// sharing their cache lines made two threads slower than one. One thread with a fixed seed is
+// bit-reproducible.
+//
+// Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
+// row for negative sampling, and with threads > 1 two 2048-row copies per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
