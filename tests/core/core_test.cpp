@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "embedscope/core/atomic_file.h"
+#include "embedscope/core/blas.h"
 #include "embedscope/core/dtype.h"
 #include "embedscope/core/embedding_table.h"
 #include "embedscope/core/error.h"
@@ -151,6 +152,21 @@ TEST(MappedFile, DropResidentForgetsMappedPagesButKeepsTheirContent) {
   EXPECT_EQ(heap[4096 * 3], std::byte{7});
   // Nor a range running past the end of a mapping.
   EXPECT_EQ(MappedFile::drop_resident(f->data() + n - 4096, 8192), 0u);
+}
+
+TEST(Blas, OpensOpenBlasOnFirstUseAndComputes) {
+  // [[1,2],[3,4]] x [[5,6],[7,8]] = [[19,22],[43,50]] (worked by hand).
+  const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  float c[4] = {0, 0, 0, 0};
+  blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+  EXPECT_TRUE(blas::loaded());
+  EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{19, 22, 43, 50}));
+  // Eigenvalues of [[2,1],[1,2]] are 1 and 3 (ascending, as LAPACK returns them).
+  float m[4] = {2, 1, 1, 2}, w[2] = {0, 0}, work[64];
+  int iwork[16];
+  EXPECT_EQ(blas::ssyevd('N', 'L', 2, m, 2, w, work, 64, iwork, 16), 0);
+  EXPECT_NEAR(w[0], 1.0f, 1e-6);
+  EXPECT_NEAR(w[1], 3.0f, 1e-6);
 }
 
 TEST(EmbeddingTable, ZeroDimRowsAreEmptyNotUndefined) {
