@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "embedscope/core/error.h"
+#include "embedscope/search/filters.h"
 #include "embedscope/search/hnsw_index.h"
 #include "search_cli.h"
 
@@ -14,6 +15,7 @@ struct IndexOpts {
   std::string out, index;
   size_t M = 16, ef_construction = 200, ef = 64;
   bool check_recall = false;
+  bool all_rows = false;
 };
 
 int run_build(IndexOpts o) {
@@ -23,19 +25,27 @@ int run_build(IndexOpts o) {
   double t0 = now_ms();
   Model m = load_model_ref(ref);
   size_t n = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
+  // Rows never trained (count below the trainer's min_count) keep their random initial
+  // vectors: noise that only costs graph quality, so they are left out when counts exist.
+  std::optional<std::vector<uint8_t>> seen;
+  if (!o.all_rows) seen = trained_rows(m.emb.vocab.counts(), m.emb.metadata);
+  const bool seen_only = seen.has_value();
   double t1 = now_ms();
   HnswIndex ix = HnswIndex::build(m.emb.table, {.M = o.M, .ef_construction = o.ef_construction,
-                                                .n_threads = o.f.threads, .n_rows = n});
+                                                .n_threads = o.f.threads, .n_rows = n,
+                                                .allow = seen_only ? &*seen : nullptr});
   double build_ms = now_ms() - t1;
   uint64_t h = table_content_hash(m.emb.table);
   ix.save(o.out, h);
-  json j{{"index", o.out}, {"model", m.path}, {"rows", n}, {"dim", m.emb.table.dim()},
+  json j{{"index", o.out}, {"model", m.path}, {"rows", n}, {"indexed_rows", ix.n_indexed()},
+         {"rows_selected", seen_only ? "trained (count >= min_count)" : "all"}, {"dim", m.emb.table.dim()},
          {"M", o.M}, {"ef_construction", o.ef_construction}, {"model_hash", hash_hex(h)},
          {"build_ms", build_ms}, {"total_ms", now_ms() - t0}};
   if (o.f.json) print_json(j);
   else
-    std::printf("wrote %s: %zu rows, M %zu, ef_construction %zu, built in %.0f ms\n", o.out.c_str(), n,
-                o.M, o.ef_construction, build_ms);
+    std::printf("wrote %s: %zu of %zu rows%s, M %zu, ef_construction %zu, built in %.0f ms\n",
+                o.out.c_str(), ix.n_indexed(), n, seen_only ? " (trained)" : "", o.M,
+                o.ef_construction, build_ms);
   return kExitOk;
 }
 
@@ -58,6 +68,15 @@ int run_query(IndexOpts o) {
   json j{{"query", o.f.args[0]}, {"resolved", resolved_json(r)}, {"mode", "hnsw"}, {"ef", o.ef},
          {"elapsed_ms", ms}, {"index_load_ms", load_ms}, {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
   if (o.check_recall) {
+    // Compare like with like: an index of the seen rows against exact search over them.
+    std::vector<uint8_t> both;
+    const Vocabulary& v = ls.model->emb.vocab;
+    if (ix.n_indexed() < ls.searcher->n_rows() && v.has_counts()) {
+      std::vector<uint8_t> trained = *trained_rows(v.counts(), ls.model->emb.metadata);
+      for (size_t i = 0; i < trained.size(); ++i)
+        both.push_back(trained[i] && (!so.allow || (i < so.allow->size() && (*so.allow)[i])));
+      so.allow = &both;
+    }
     t0 = now_ms();
     auto exact = ls.searcher->search(q, so);
     j["exact_ms"] = now_ms() - t0;
@@ -97,6 +116,9 @@ Command reg(
       b->add_option("-o,--output", o->out, "index file to write")->required();
       b->add_option("--M", o->M, "HNSW graph degree (default 16)");
       b->add_option("--ef-construction", o->ef_construction, "build-time search width (default 200)");
+      b->add_flag("--all-rows", o->all_rows,
+                  "also index rows never seen in training (by default a model with per-row counts "
+                  "indexes only rows with count > 0)");
       b->footer("Example:\n  embedscope index build --model vectors.bin -o vectors.hnsw --threads 2\n"
                 "The file stores the model's content hash; queries refuse it when the model changed.");
       CLI::App* q = app.add_subcommand("query", "Nearest neighbours from an index");

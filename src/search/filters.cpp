@@ -137,4 +137,20 @@ std::optional<std::vector<uint8_t>> build_filter(const FilterSpec& f, const Word
   return allow;
 }
 
+std::optional<std::vector<uint8_t>> trained_rows(
+    const std::vector<uint64_t>& counts, const std::map<std::string, std::string>& metadata) {
+  if (counts.empty()) return std::nullopt;
+  uint64_t min_count = 1;
+  if (auto it = metadata.find("embedscope.train.min_count"); it != metadata.end()) {
+    const std::string& v = it->second;
+    if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorCode::kCorrupt, "metadata embedscope.train.min_count is \"" + v.substr(0, 40) +
+                                           "\", expected a decimal count");
+    min_count = std::max<uint64_t>(1, std::stoull(v));
+  }
+  std::vector<uint8_t> mask(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) mask[i] = counts[i] >= min_count;
+  return mask;
+}
+
 }  // namespace embedscope

@@ -75,6 +75,24 @@ TEST(Filters, CombineAndMatchABruteForceReading) {
   EXPECT_EQ(*m, (std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 1}));
 }
 
+TEST(Filters, TrainedRowsFollowTheTrainersMinCount) {
+  const std::vector<uint64_t> counts = {0, 3, 5, 9, 1};
+  // Our trainer records min_count; rarer words are counted but never trained.
+  EXPECT_EQ(*trained_rows(counts, {{"embedscope.train.min_count", "5"}}),
+            (std::vector<uint8_t>{0, 0, 1, 1, 0}));
+  EXPECT_EQ(*trained_rows(counts, {}), (std::vector<uint8_t>{0, 1, 1, 1, 1}));
+  EXPECT_EQ(*trained_rows(counts, {{"embedscope.train.min_count", "0"}}),
+            (std::vector<uint8_t>{0, 1, 1, 1, 1}));
+  EXPECT_FALSE(trained_rows({}, {}).has_value());
+  try {
+    trained_rows(counts, {{"embedscope.train.min_count", "five"}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("embedscope.train.min_count is \"five\""), std::string::npos) << e.what();
+  }
+}
+
 TEST(Filters, RejectBadSpecsWithClearMessages) {
   Vocabulary v = words_vocab();
   WordLookup w(&v, std::nullopt, v.size());

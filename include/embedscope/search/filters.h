@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,5 +56,12 @@ struct FilterSpec {
 // min_count on a model without counts, Error(kNotFound) when no line of the words file is in
 // the vocabulary.
 std::optional<std::vector<uint8_t>> build_filter(const FilterSpec& spec, const WordLookup& words);
+
+// Rows a word2vec trainer actually trained, from per-row counts: count >= the file's
+// "embedscope.train.min_count" metadata (our trainer records it; rarer words are counted but
+// keep their random initial vector), or count > 0 when that key is absent. std::nullopt when
+// there are no counts. Error(kCorrupt) when the metadata value is not a number.
+std::optional<std::vector<uint8_t>> trained_rows(
+    const std::vector<uint64_t>& counts, const std::map<std::string, std::string>& metadata);
 
 }  // namespace embedscope
