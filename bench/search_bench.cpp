@@ -1,11 +1,16 @@
 // Search benchmarks.
 //
 //   search_bench                      Google Benchmark microbenchmarks on synthetic tables
-//   search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--hnsw] [--f16]
+//   search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--f16] [--ids Q.i32] [--seen S.u8]
+//                [--hnsw M EFC EF1,EF2,...]
 //                                     the embedscope side of bench/compare_search.py: times
 //                                     every mode in-process on the given raw float32 matrix and
 //                                     queries and prints one JSON object (also the machine's
 //                                     read bandwidth and sgemm GFLOP/s, measured here).
+//                                     --ids: the row each query was taken from (excluded from
+//                                     its answers, as `neighbors WORD` does); --seen: rows seen
+//                                     in training (one byte per row): the HNSW index and its
+//                                     exact ground truth cover only those rows.
 // Prints the active SIMD target and thread count.
 #include <benchmark/benchmark.h>
 #include "embedscope/core/blas.h"
@@ -43,32 +48,39 @@ std::vector<float> read_f32(const std::string& path, size_t n) {
   return v;
 }
 
-// STREAM-style read: each thread sums its slice of the buffer as uint64 (4 accumulators; the
-// loop vectorises without -march flags). Best of 5, bytes / seconds.
-double read_bandwidth_gbs(const std::byte* p, size_t bytes, size_t threads) {
+// Read bandwidth the way a search reads: the same number of threads, the same contiguous
+// per-thread ranges and 256-row blocks, the same vector loads (simd::sum_rows_f32 is
+// dot_rows without the multiply). Best of 10 passes (STREAM's convention: the machine's
+// attainable rate), bytes / seconds.
+double read_bandwidth_gbs(const float* w, size_t n, size_t dim, size_t threads) {
   ThreadPool pool(threads);
-  std::vector<uint64_t> sink(threads);
+  std::vector<float> sink(threads);
   double best = 1e9;
-  const size_t words = bytes / 8;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < 10; ++rep) {
     double t0 = now_s();
-    pool.parallel_for(words, [&](size_t b, size_t e, size_t t) {
-      uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      const uint64_t* w = reinterpret_cast<const uint64_t*>(p);
-      size_t i = b;
-      for (; i + 4 <= e; i += 4) {
-        a0 += w[i];
-        a1 += w[i + 1];
-        a2 += w[i + 2];
-        a3 += w[i + 3];
+    pool.parallel_for(n, [&](size_t b, size_t e, size_t t) {
+      float buf[256];
+      for (size_t i0 = b; i0 < e; i0 += 256) {
+        const size_t m = std::min<size_t>(256, e - i0);
+        simd::sum_rows_f32(w + i0 * dim, m, dim, buf);
+        sink[t] += buf[0];
       }
-      for (; i < e; ++i) a0 += w[i];
-      sink[t] += a0 + a1 + a2 + a3;
     });
     best = std::min(best, now_s() - t0);
   }
   benchmark::DoNotOptimize(sink.data());
-  return double(words * 8) / best / 1e9;
+  return double(n * dim * 4) / best / 1e9;
+}
+
+std::vector<uint8_t> read_u8(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> v(n);
+  in.read(reinterpret_cast<char*>(v.data()), std::streamsize(n));
+  if (!in) {
+    std::fprintf(stderr, "cannot read %zu bytes from %s\n", n, path.c_str());
+    std::exit(1);
+  }
+  return v;
 }
 
 double sgemm_gflops(const float* w, size_t n, size_t dim, const float* q, size_t nq, size_t threads) {
@@ -84,6 +96,8 @@ double sgemm_gflops(const float* w, size_t n, size_t dim, const float* q, size_t
   return 2.0 * double(n) * double(nq) * double(dim) / best / 1e9;
 }
 
+double g_last_best_ms = 0;  // fastest repetition of the last median_ms() call
+
 template <class F>
 double median_ms(size_t reps, F&& f) {
   std::vector<double> t;
@@ -94,37 +108,77 @@ double median_ms(size_t reps, F&& f) {
     t.push_back((now_s() - t0) * 1e3);
   }
   std::sort(t.begin(), t.end());
+  g_last_best_ms = t[0];
   return t[t.size() / 2];
 }
 
 int compare(int argc, char** argv) {
   if (argc < 8) {
-    std::fprintf(stderr, "usage: search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--hnsw] [--f16]\n");
+    std::fprintf(stderr, "usage: search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--f16] [--ids Q.i32] "
+                         "[--seen S.u8] [--hnsw M EFC EF1,EF2,...]\n");
     return 2;
   }
   const std::string wpath = argv[2], qpath = argv[5];
   const size_t n = std::stoul(argv[3]), dim = std::stoul(argv[4]), nq = std::stoul(argv[6]),
                threads = std::stoul(argv[7]);
   bool hnsw = false, half = false;
+  std::string ids_path, seen_path;
+  size_t hM = 16, hefc = 200;
+  std::vector<size_t> efs;
   for (int i = 8; i < argc; ++i) {
-    hnsw = hnsw || std::string(argv[i]) == "--hnsw";
-    half = half || std::string(argv[i]) == "--f16";
+    const std::string a = argv[i];
+    if (a == "--f16") half = true;
+    else if (a == "--ids" && i + 1 < argc) ids_path = argv[++i];
+    else if (a == "--seen" && i + 1 < argc) seen_path = argv[++i];
+    else if (a == "--hnsw" && i + 3 < argc) {
+      hnsw = true;
+      hM = std::stoul(argv[++i]);
+      hefc = std::stoul(argv[++i]);
+      for (std::string l = argv[++i]; !l.empty();) {
+        size_t c = l.find(',');
+        efs.push_back(std::stoul(l.substr(0, c)));
+        l = c == std::string::npos ? "" : l.substr(c + 1);
+      }
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
   std::vector<float> w = read_f32(wpath, n * dim), q = read_f32(qpath, nq * dim);
+  std::vector<int32_t> ids;
+  if (!ids_path.empty()) {
+    std::vector<float> raw = read_f32(ids_path, nq);  // 4-byte records
+    ids.resize(nq);
+    std::memcpy(ids.data(), raw.data(), nq * 4);
+  }
+  std::vector<uint8_t> seen;
+  if (!seen_path.empty()) seen = read_u8(seen_path, n);
   nlohmann::json j{{"target", simd::active_target()}, {"threads", threads}, {"rows", n}, {"dim", dim}};
-  j["read_bandwidth_gbs"] = read_bandwidth_gbs(reinterpret_cast<const std::byte*>(w.data()), w.size() * 4, threads);
+  j["read_bandwidth_gbs"] = read_bandwidth_gbs(w.data(), n, dim, threads);
   j["sgemm_gflops"] = sgemm_gflops(w.data(), n, dim, q.data(), nq, threads);
   EmbeddingTable t = EmbeddingTable::from_f32(n, dim, w);
   Searcher s(t, {.n_threads = threads});
   const size_t n_single = std::min<size_t>(nq, 30);
   auto qrow = [&](size_t i) { return std::span<const float>(q.data() + (i % nq) * dim, dim); };
-  SearchOptions ex{.k = 10}, fa{.k = 10, .mode = SearchMode::kFast};
-  j["exact_ms"] = median_ms(n_single, [&](size_t r) { benchmark::DoNotOptimize(s.search(qrow(r), ex)); });
-  j["fast_ms"] = median_ms(n_single, [&](size_t r) { benchmark::DoNotOptimize(s.search(qrow(r), fa)); });
+  auto opts = [&](size_t i, SearchMode mode) {
+    SearchOptions o{.k = 10, .mode = mode};
+    if (!ids.empty()) o.exclude = {ids[i % nq]};
+    return o;
+  };
+  j["exact_ms"] = median_ms(n_single, [&](size_t r) {
+    benchmark::DoNotOptimize(s.search(qrow(r), opts(r, SearchMode::kExact)));
+  });
+  j["exact_best_ms"] = g_last_best_ms;
+  j["fast_ms"] = median_ms(n_single, [&](size_t r) {
+    benchmark::DoNotOptimize(s.search(qrow(r), opts(r, SearchMode::kFast)));
+  });
   size_t same = 0;
   const size_t n_check = std::min<size_t>(nq, 200);
-  for (size_t i = 0; i < n_check; ++i) same += s.search(qrow(i), ex) == s.search(qrow(i), fa);
+  for (size_t i = 0; i < n_check; ++i)
+    same += s.search(qrow(i), opts(i, SearchMode::kExact)) == s.search(qrow(i), opts(i, SearchMode::kFast));
   j["fast_identical_top10"] = double(same) / double(n_check);
+  j["n_check"] = n_check;
+  SearchOptions ex{.k = 10};
   j["batch_ms"] = median_ms(2, [&](size_t) { benchmark::DoNotOptimize(s.search_batch(q, nq, ex)); });
   j["batch_queries"] = nq;
   if (half) {
@@ -132,25 +186,43 @@ int compare(int argc, char** argv) {
       std::vector<uint16_t> h(w.size());
       for (size_t i = 0; i < h.size(); ++i) h[i] = dt == DType::kF16 ? f32_to_f16(w[i]) : f32_to_bf16(w[i]);
       Searcher sh(EmbeddingTable::from_u16(n, dim, dt, std::move(h)), {.n_threads = threads});
-      j[std::string("exact_") + std::string(dtype_name(dt)) + "_ms"] =
-          median_ms(n_single, [&](size_t r) { benchmark::DoNotOptimize(sh.search(qrow(r), ex)); });
+      j[std::string("exact_") + std::string(dtype_name(dt)) + "_ms"] = median_ms(n_single, [&](size_t r) {
+        benchmark::DoNotOptimize(sh.search(qrow(r), opts(r, SearchMode::kExact)));
+      });
     }
   }
   if (hnsw) {
+    const std::vector<uint8_t>* allow = seen.empty() ? nullptr : &seen;
     double t0 = now_s();
-    HnswIndex ix = HnswIndex::build(t, {.M = 16, .ef_construction = 100, .n_threads = threads});
+    HnswIndex ix = HnswIndex::build(t, {.M = hM, .ef_construction = hefc, .n_threads = threads, .allow = allow});
     j["hnsw_build_s"] = now_s() - t0;
+    j["hnsw_M"] = hM;
+    j["hnsw_efc"] = hefc;
+    j["hnsw_indexed_rows"] = ix.n_indexed();
+    // Ground truth and the exact-search time it is compared with: exact search over the same
+    // rows (the seen ones when counts exist), single query, this thread count.
     std::vector<std::vector<Neighbor>> truth;
-    for (size_t i = 0; i < n_check; ++i) truth.push_back(s.search(qrow(i), ex));
+    auto exact_opts = [&](size_t i) {
+      SearchOptions o = opts(i, SearchMode::kExact);
+      o.allow = allow;
+      return o;
+    };
+    for (size_t i = 0; i < n_check; ++i) truth.push_back(s.search(qrow(i), exact_opts(i)));
+    j["hnsw_exact_ms"] = median_ms(n_single, [&](size_t r) { benchmark::DoNotOptimize(s.search(qrow(r), exact_opts(r))); });
+    auto hopts = [&](size_t i, size_t ef) {
+      HnswSearchOptions o{.k = 10, .ef = ef};
+      if (!ids.empty()) o.exclude = {ids[i % nq]};
+      return o;
+    };
     nlohmann::json runs = nlohmann::json::array();
-    for (size_t ef : {16u, 32u, 64u, 128u}) {
+    for (size_t ef : efs) {
       size_t hit = 0;
       for (size_t i = 0; i < n_check; ++i) {
-        auto a = ix.search(qrow(i), {.k = 10, .ef = ef});
+        auto a = ix.search(qrow(i), hopts(i, ef));
         for (auto& x : truth[i])
           for (auto& y : a) hit += x.id == y.id;
       }
-      double ms = median_ms(n_check, [&](size_t r) { benchmark::DoNotOptimize(ix.search(qrow(r), {.k = 10, .ef = ef})); });
+      double ms = median_ms(n_check, [&](size_t r) { benchmark::DoNotOptimize(ix.search(qrow(r), hopts(r, ef))); });
       runs.push_back({{"ef", ef}, {"recall_at_10", double(hit) / double(n_check * 10)}, {"ms", ms}});
     }
     j["hnsw"] = runs;
