@@ -95,17 +95,21 @@ def main():
     print(f"corpus: Brown x{a.repeat}, {n_words} words; threads {a.threads}; seeds {a.seeds}", flush=True)
     gscript = os.path.join(work, "gensim_train.py")
     open(gscript, "w").write(GENSIM_SCRIPT)
-    tools = ["embedscope", "gensim"] + ([] if a.no_fasttext else ["fasttext"])
+    tools = ["embedscope", "gensim"] + ([] if a.no_fasttext else ["fasttext"]) + ["embedscope-1t"]
+    load_start = os.getloadavg()
+    # Process baseline: what an empty run of the CLI holds (shared libraries, static data).
+    base_rss = timed([a.cli, "--version"], os.path.join(work, "version.log"))[1]
     runs = {t: [] for t in tools}
     simd = ""
     for seed in a.seeds:
         for tool in tools:
             out = os.path.join(work, f"{tool}-{seed}")
-            if tool == "embedscope":
+            if tool.startswith("embedscope"):
                 cmd = [a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec",
                        "--dim", "100", "--window", "5", "--negative", "5", "--sample", "1e-3",
                        "--min-count", "5", "--epochs", "5", "--lr", "0.025",
-                       "--threads", str(a.threads), "--seed", str(seed), "-q", "--json"]
+                       "--threads", "1" if tool == "embedscope-1t" else str(a.threads),
+                       "--seed", str(seed), "-q", "--json"]
             elif tool == "gensim":
                 cmd = ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(a.threads)]
             else:
@@ -114,10 +118,12 @@ def main():
                        "-lr", "0.025", "-minn", "0", "-maxn", "0", "-thread", str(a.threads),
                        "-verbose", "0"]
             wall, rss, cpu = timed(cmd, out + ".log")
-            if tool == "embedscope":
-                simd = json.loads(open(out + ".log").read()[open(out + ".log").read().index("{"):])["simd"]
+            train_s = None
+            if tool.startswith("embedscope"):
+                j = json.loads(open(out + ".log").read()[open(out + ".log").read().index("{"):])
+                simd, train_s = j["simd"], j["seconds"]
             q = evaluate(out + ".vec")
-            r = {"seed": seed, "wall": wall, "rss_mib": rss, "cpu": cpu, **q}
+            r = {"seed": seed, "wall": wall, "rss_mib": rss, "cpu": cpu, "train_s": train_s, **q}
             runs[tool].append(r)
             print(f"  {tool:10s} seed {seed}: {wall:6.1f} s  {n_words * 5 / wall / 1e3:7.0f}k words/s  "
                   f"cpu {cpu:6.1f} s  {rss:6.0f} MiB  wordsim {q['wordsim_spearman']:.3f}  analogy {q['analogy']:.3f}",
@@ -125,12 +131,9 @@ def main():
             for ext in (".vec", ".bin"):
                 if os.path.exists(out + ext):
                     os.remove(out + ext)
-    # Thread scaling of ours: one 1-thread run.
-    out = os.path.join(work, "embedscope-1t")
-    wall1, _, cpu1 = timed([a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
-                      "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
-                      "--epochs", "5", "--lr", "0.025", "--threads", "1", "--seed", "1", "-q"], out + ".log")
     mean = lambda t, k: sum(r[k] for r in runs[t]) / len(runs[t])
+    wall1, cpu1, train1 = mean("embedscope-1t", "wall"), mean("embedscope-1t", "cpu"), mean("embedscope-1t", "train_s")
+    wall2, cpu2, train2 = mean("embedscope", "wall"), mean("embedscope", "cpu"), mean("embedscope", "train_s")
     rows = []
     for t in tools:
         rows.append((t, mean(t, "wall"), mean(t, "cpu"), n_words * 5 / mean(t, "wall"), mean(t, "rss_mib"),
@@ -141,7 +144,7 @@ def main():
         "",
         f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
         f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
-        f"runs interleaved per seed; mean over seeds {a.seeds}. Wall time is the whole process "
+        f"runs interleaved per seed (embedscope, gensim, fastText, embedscope on 1 thread); mean over seeds {a.seeds}. Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
         "",
         "| tool | wall s | CPU s | words/s (x epochs, wall) | wall vs embedscope | CPU vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | vocab |",
@@ -152,8 +155,14 @@ def main():
         lines.append(f"| {t} | {w:.1f} | {c:.1f} | {wps / 1e3:.0f}k | {w / ours_wall:.2f}x | {c / ours_cpu:.2f}x | "
                      f"{rss:.0f} | {ws:.3f} | {an:.3f} | {v} |")
     lines += ["",
-              f"Thread scaling (embedscope, seed 1): 1 thread {wall1:.1f} s wall ({cpu1:.1f} s CPU), {a.threads} threads "
-              f"{runs['embedscope'][0]['wall']:.1f} s (speed-up {wall1 / runs['embedscope'][0]['wall']:.2f}x).",
+              f"Thread scaling (embedscope, same seeds, interleaved): 1 thread {wall1:.2f} s wall / {cpu1:.2f} s CPU / "
+              f"{train1:.2f} s training loop; {a.threads} threads {wall2:.2f} s wall / {cpu2:.2f} s CPU / {train2:.2f} s "
+              f"training loop: speed-up {wall1 / wall2:.2f}x wall, {train1 / train2:.2f}x training loop "
+              f"(linear would be {a.threads:.2f}x).",
+              "",
+              f"Memory: tables (syn0 + syn1neg, float32) {2 * runs['embedscope'][0]['vocab'] * 100 * 4 / 2**20:.1f} MiB; "
+              f"process baseline (`embedscope --version`) {base_rss:.1f} MiB; embedscope peak {mean('embedscope', 'rss_mib'):.1f} MiB "
+              f"on {a.threads} threads, {mean('embedscope-1t', 'rss_mib'):.1f} MiB on 1.",
               "",
               "Per run:",
               ""]
@@ -162,7 +171,7 @@ def main():
             lines.append(f"- {t} seed {r['seed']}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['rss_mib']:.0f} MiB, "
                          f"wordsim {r['wordsim_spearman']:.3f}, analogy {r['analogy']:.3f}")
     lines += ["", "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`",
-              f"Machine: {os.cpu_count()} cores, load average at the end {os.getloadavg()[0]:.1f} "
+              f"Machine: {os.cpu_count()} cores, load average (1 min) {load_start[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end "
               "(shared with other jobs: absolute times are noisy, ratios within a run are the result).",
               ""]
     text = "\n".join(lines)

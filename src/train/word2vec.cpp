@@ -188,10 +188,11 @@ void read_ids(int fd, const std::string& path, uint64_t begin, uint64_t n, uint3
 }
 
 // Rows that multi-threaded runs update in per-thread copies merged between segments (see "Hot
-// rows" in train_word2vec): 2048 rows x 2 matrices x dim 100 = 1.8 MB per thread. Brown, 2
-// threads: 512 rows 9.9 s CPU, 2048 rows 8.2 s, 4096 rows 7.0 s, all rows 4.8 s (1 thread: 3.5 s);
-// 2048 keeps the peak memory under 2x the tables + vocabulary there.
-constexpr size_t kHotRows = 2048;
+// rows" in train_word2vec): 1024 rows x 2 matrices x dim 100 = 0.9 MB per thread. Brown, 2
+// threads, CPU time for the same work: 512 rows 9.9 s, 2048 rows 8.2 s, 4096 rows 7.0 s, all
+// rows 4.8 s (1 thread: 3.5 s). More rows help but cost memory; 1024 keeps the peak under 2x the
+// tables + vocabulary there (2048 was at the limit).
+constexpr size_t kHotRows = 1024;
 
 constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
 constexpr uint64_t kChunksPerSegment = 32;  // threads join (and may checkpoint) per segment

@@ -28,14 +28,14 @@
 // deliberate data race in embedscope: two threads may read-modify-write the same float at the
 // same moment and one update is lost. With row counts in the thousands and updates that are
 // small, such collisions are rare and only add noise comparable to SGD's own; all other shared
-// state (progress counters, losses) is per-thread and merged after each segment. The 2048 most
+// state (progress counters, losses) is per-thread and merged after each segment. The 1024 most
 // frequent rows are the exception: each thread updates them in a private copy that is folded
 // back after every segment (no update lost, seen by the other threads one segment late), because
 // sharing their cache lines made two threads slower than one. One thread with a fixed seed is
 // bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
-// row for negative sampling, and with threads > 1 two 2048-row copies per thread.
+// row for negative sampling, and with threads > 1 two 1024-row copies per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
