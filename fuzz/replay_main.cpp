@@ -91,6 +91,30 @@ void* operator new(size_t n) { return counted_alloc(n, 0); }
 void* operator new[](size_t n) { return counted_alloc(n, 0); }
 void* operator new(size_t n, std::align_val_t a) { return counted_alloc(n, size_t(a)); }
 void* operator new[](size_t n, std::align_val_t a) { return counted_alloc(n, size_t(a)); }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): otherwise they come from
+// the runtime's allocator and our operator delete would free() what it did not malloc().
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, size_t(a));
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t& t) noexcept {
+  return operator new(n, a, t);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_free(p); }
 void operator delete(void* p) noexcept { counted_free(p); }
 void operator delete[](void* p) noexcept { counted_free(p); }
 void operator delete(void* p, size_t) noexcept { counted_free(p); }
