@@ -3,6 +3,7 @@
 // times slower than `embedscope info` may take in total.
 #include "model_vocab.h"
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -164,6 +165,9 @@ void read_vocab_json(const std::string& path, HfVocab* v) {
   std::string text = read_small_file(path, size_t(256) << 20);
   size_t approx = 0;
   for (char c : text) approx += c == ':';
+  // Ids are usually dense, so one reservation avoids moving every token as the table grows;
+  // capped so that a file of colons cannot reserve more than ~32 MB up front.
+  v->tokens.reserve(std::min<size_t>(approx, size_t(1) << 20));
   FlatJson j(text, path);
   if (!j.eat('{')) j.fail("expected '{'");
   if (!j.eat('}')) {
