@@ -43,7 +43,10 @@ void try_load(std::span<const std::byte> file, uint64_t model_hash) {
     if (ix.dim() > 4096) return;  // a valid but huge query vector is not what is tested here
     std::vector<float> q(ix.dim(), 1.0f);
     q[0] = -0.5f;
-    for (const auto& n : ix.search(q, {.k = 5, .ef = 16}))
+    embedscope::HnswSearchOptions o;
+    o.k = 5;
+    o.ef = 16;
+    for (const auto& n : ix.search(q, o))
       if (n.id < 0 || size_t(n.id) >= ix.n_rows()) std::abort();
   } catch (const embedscope::Error&) {
   }
