@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <new>
 
@@ -18,7 +19,7 @@ namespace embedscope {
 // ---------------------------------------------------------------------------------------------
 // Tables
 
-TokenId TokenIndex::build(const std::vector<std::string>& tokens, size_t* dup) {
+TokenId TokenIndex::build(const TokenVec& tokens, size_t* dup) {
   size_t cap = 16;
   while (cap < tokens.size() * 2) cap <<= 1;
   slots_.assign(cap, Slot{});
@@ -126,7 +127,7 @@ std::string quoted(std::string_view raw) { return "'" + display_token(raw) + "'"
 }  // namespace
 
 std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::Impl::with_tokens(std::string src,
-                                                                   std::vector<std::string> toks,
+                                                                   TokenVec toks,
                                                                    PreTokenizerKind kind) {
   auto impl = std::make_unique<Impl>();
   if (toks.empty()) throw Error(ErrorCode::kCorrupt, src + ": the vocabulary is empty");
@@ -186,7 +187,10 @@ void BpeTokenizer::Impl::finish(const std::vector<uint8_t>& produced,
 
 BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
   const std::string src = parts.source;
-  auto impl = Impl::with_tokens(src, std::move(parts.tokens), parts.pre_tokenizer);
+  auto impl = Impl::with_tokens(src,
+                                TokenVec(std::make_move_iterator(parts.tokens.begin()),
+                                         std::make_move_iterator(parts.tokens.end())),
+                                parts.pre_tokenizer);
   const auto& tokens = impl->tokens;
   if (parts.merges.empty())
     throw Error(ErrorCode::kCorrupt, src + ": no merges loaded (a BPE needs at least one)");

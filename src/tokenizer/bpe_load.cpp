@@ -135,7 +135,7 @@ bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
 // false on anything unusual (other escapes, characters outside the alphabet, negative / huge /
 // repeated / missing ids, duplicate keys are caught later as duplicate tokens); the caller then
 // takes the general path, which accepts or throws the precise error.
-bool fast_vocab_tokens(std::string_view t, std::vector<std::string>* tokens) {
+bool fast_vocab_tokens(std::string_view t, TokenVec* tokens) {
   const std::array<int16_t, 512>& inverse = byte_level_inverse();
   size_t i = 0, n = t.size();
   auto ws = [&] {
@@ -326,7 +326,7 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::
 std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::fast_load(std::string_view vtext,
                                                             std::string_view mtext,
                                                             const std::string& merges_name) {
-  std::vector<std::string> tokens;
+  TokenVec tokens;
   if (!fast_vocab_tokens(vtext, &tokens)) return nullptr;
   std::unique_ptr<Impl> impl;
   try {
