@@ -181,11 +181,31 @@ TEST(CliTrain, KilledAtRandomMomentsResumesBitIdentically) {
             "--format", "word2vec-bin", "--checkpoint-every", "1", (char*)nullptr);
       _exit(127);
     }
-    int delay = int(std::uniform_real_distribution<double>(0.1, 0.95)(rng) * full_ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    int status = 0;
+    bool exited = false;
+    if (iter % 2 == 0) {
+      // A moment anywhere in the run (it may land before the first checkpoint or after the end).
+      int delay = int(std::uniform_real_distribution<double>(0.1, 0.95)(rng) * full_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    } else {
+      // A moment after the first checkpoint exists, so every other kill is known to land while
+      // checkpoints are being rewritten, however fast this machine trains (the full run's time
+      // is measured once and varies with load).
+      auto start = std::chrono::steady_clock::now();
+      while (!std::filesystem::exists(out + ".ckpt") &&
+             std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+          exited = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng)));
+    }
+    if (!exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
     bool had_ckpt = std::filesystem::exists(out + ".ckpt");
     auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(out) + common + " --resume");
     ASSERT_EQ(r.rc, 0) << "iteration " << iter << ": " << r.err;
