@@ -68,15 +68,8 @@ int run_query(IndexOpts o) {
   json j{{"query", o.f.args[0]}, {"resolved", resolved_json(r)}, {"mode", "hnsw"}, {"ef", o.ef},
          {"elapsed_ms", ms}, {"index_load_ms", load_ms}, {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
   if (o.check_recall) {
-    // Compare like with like: an index of the seen rows against exact search over them.
     std::vector<uint8_t> both;
-    const Vocabulary& v = ls.model->emb.vocab;
-    if (ix.n_indexed() < ls.searcher->n_rows() && v.has_counts()) {
-      std::vector<uint8_t> trained = *trained_rows(v.counts(), ls.model->emb.metadata);
-      for (size_t i = 0; i < trained.size(); ++i)
-        both.push_back(trained[i] && (!so.allow || (i < so.allow->size() && (*so.allow)[i])));
-      so.allow = &both;
-    }
+    restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
     t0 = now_ms();
     auto exact = ls.searcher->search(q, so);
     j["exact_ms"] = now_ms() - t0;

@@ -192,16 +192,8 @@ int run_neighbors(NeighborsOpts o) {
     j["ef"] = o.ef;
     j["elapsed_ms"] = now_ms() - t0;
     if (o.check_recall) {
-      // An index of the seen rows (index build's default) is compared with exact search over
-      // the same rows.
       std::vector<uint8_t> both;
-      const Vocabulary& v = ls.model->emb.vocab;
-      if (ix.n_indexed() < ls.searcher->n_rows() && v.has_counts()) {
-        std::vector<uint8_t> trained = *trained_rows(v.counts(), ls.model->emb.metadata);
-        for (size_t i = 0; i < trained.size(); ++i)
-          both.push_back(trained[i] && (!so.allow || (i < so.allow->size() && (*so.allow)[i])));
-        so.allow = &both;
-      }
+      restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
       double t1 = now_ms();
       auto exact = ls.searcher->search(q.vec, so);
       double exact_ms = now_ms() - t1;
