@@ -27,6 +27,14 @@ echo
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Command: bench/bench_info.sh $build  ($(date -u +%Y-%m-%d)); folder sizes: safetensors $(du -sh "$work/st" | cut -f1), bin $(du -sh "$work/bin" | cut -f1)"
 echo
+# Page cache emptied for these files, then warmed by one sequential read of each (as a download
+# or copy leaves it): on the development VM, pages first brought in by mmap faults were scanned
+# 2-4x slower afterwards than pages brought in by read() (bench/RESULTS.md, info section).
+files=$(find "$work" -type f \( -name '*.safetensors' -o -name '*.bin' -o -name '*.npy' -o -name '*.pt' \))
+/usr/bin/python3 -c 'import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' $files
+cat $files >/dev/null
 hyperfine -N --warmup 3 --runs 20 --export-json "$work/h.json" \
   -n "embedscope info --model <safetensors folder>" "$cli info --model $work/st" \
   -n "embedscope info --model <pytorch_model.bin folder>" "$cli info --model $work/bin" \

@@ -1,5 +1,6 @@
 // embedscope info: what a file, folder or hub id resolves to: the matrix chosen and why, its
 // shape and type, vocabulary, tied weights, tokenizer files, norm statistics and load time.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "command.h"
 #include "common.h"
 #include "embedscope/core/error.h"
+#include "embedscope/core/mapped_file.h"
 #include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
@@ -17,13 +19,78 @@ namespace {
 
 struct InfoOpts {
   std::string file, model, matrix = "input", tensor;
-  bool json = false;
+  bool json = false, full_stats = false;
 };
+
+// Above this size info samples rows for its norm statistics: a quick look must not read a whole
+// multi-GB matrix, and its resident memory must not grow with the file. `--full-stats` (or
+// `embedscope stats`) reads every row.
+constexpr size_t kSampleAboveBytes = size_t(32) << 20;
+constexpr size_t kSampleRows = 4096;
+constexpr size_t kRunRows = 64;  // sampled in kSampleRows / kRunRows runs of consecutive rows
 
 struct NormStats {
   double min = std::nan(""), mean = std::nan(""), max = std::nan("");
   uint64_t nonfinite = 0;  // elements that are NaN or Inf
+  size_t rows = 0;         // rows the statistics cover
+  bool sampled = false;    // 64 runs of 64 rows starting at b * (n_rows - 64) / 63 (deterministic)
 };
+
+// Forgets the pages around one sampled run (mapped tables only): the kernel may map a whole
+// large folio (up to 2 MB) around each fault, so the run's rows +- 2 MB are dropped to keep the
+// peak RSS flat.
+void drop_around(const EmbeddingTable& t, size_t run_start) {
+  const std::byte* lo = t.data();
+  const std::byte* hi = t.data() + t.byte_size();
+  const std::byte* a = t.row_data(run_start);
+  const std::byte* e = a + kRunRows * t.row_bytes();
+  const size_t pad = size_t(2) << 20;
+  a = size_t(a - lo) > pad ? a - pad : lo;
+  e = size_t(hi - e) > pad ? e + pad : hi;
+  MappedFile::drop_resident(a, size_t(e - a));
+}
+
+// Norm statistics over kSampleRows rows in evenly spaced runs, in one thread: ~12 MB of the
+// mapping for GPT-2's wte.
+NormStats sampled_norm_stats(const EmbeddingTable& t) {
+  NormStats out;
+  out.sampled = true;
+  out.rows = kSampleRows;
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, sum = 0;
+  size_t n_finite = 0;
+  std::vector<float> x(t.dim());
+  // 64 evenly spaced runs of 64 consecutive rows: scattered single rows would each fault in a
+  // 64 KB neighbourhood (fault-around) and map the whole file; runs touch ~4096 rows' pages.
+  const size_t n = t.n_rows(), span = n - kRunRows;
+  size_t prev_start = 0;
+  for (size_t i = 0; i < kSampleRows; ++i) {
+    const size_t b = i / kRunRows, j = i % kRunRows, runs = kSampleRows / kRunRows;
+    // start = b * span / (runs - 1), split so that it cannot overflow for any n.
+    const size_t start = b * (span / (runs - 1)) + b * (span % (runs - 1)) / (runs - 1);
+    const size_t r = start + j;
+    if (j == 0 && b > 0) drop_around(t, prev_start);
+    if (j == 0) prev_start = start;
+    t.row_f32(r, x.data());
+    double s = 0;
+    for (float v : x) s += double(v) * v;
+    if (!std::isfinite(s)) {
+      for (float v : x) out.nonfinite += !std::isfinite(v);
+      continue;
+    }
+    const double norm = std::sqrt(s);
+    mn = std::min(mn, norm);
+    mx = std::max(mx, norm);
+    sum += norm;
+    ++n_finite;
+  }
+  drop_around(t, prev_start);
+  if (n_finite) {
+    out.min = mn;
+    out.max = mx;
+    out.mean = sum / double(n_finite);
+  }
+  return out;
+}
 
 // Row-norm statistics over the whole table in one parallel pass. EmbeddingTable::norms() keeps
 // every norm in double precision for the search code; info only needs min / mean / max, and on a
@@ -86,6 +153,7 @@ NormStats norm_stats(const EmbeddingTable& t) {
     all.n_finite += p.n_finite;
     out.nonfinite += p.nonfinite;
   }
+  out.rows = t.n_rows();
   if (all.n_finite) {
     out.min = all.min;
     out.max = all.max;
@@ -108,7 +176,8 @@ int run_info(const InfoOpts& o) {
   double load_ms = now_ms() - t0;
 
   const EmbeddingTable& t = m.emb.table;
-  NormStats ns = norm_stats(t);
+  const bool sample = !o.full_stats && t.byte_size() > kSampleAboveBytes && t.n_rows() > kSampleRows;
+  NormStats ns = sample ? sampled_norm_stats(t) : norm_stats(t);
   double mn = ns.min, mx = ns.max, mean = ns.mean;
   uint64_t nonfinite = ns.nonfinite;
   size_t padded = t.n_rows() - m.n_search_rows;
@@ -136,7 +205,8 @@ int run_info(const InfoOpts& o) {
     j["zero_copy"] = t.zero_copy();
     j["tied"] = m.tied ? json(*m.tied) : json(nullptr);
     j["tokenizer_files"] = m.tokenizer_files;
-    j["norms"] = {{"min", finite_or_null(mn)}, {"mean", finite_or_null(mean)}, {"max", finite_or_null(mx)}};
+    j["norms"] = {{"min", finite_or_null(mn)}, {"mean", finite_or_null(mean)}, {"max", finite_or_null(mx)},
+                  {"rows", ns.rows}, {"sampled", ns.sampled}};
     j["nonfinite"] = nonfinite;
     j["init_hint"] = m.init_hint;
     j["load_ms"] = load_ms;
@@ -166,6 +236,9 @@ int run_info(const InfoOpts& o) {
   std::snprintf(b, sizeof b, "min %.4g  mean %.4g  max %.4g  (non-finite values: %llu)", mn, mean,
                 mx, static_cast<unsigned long long>(nonfinite));
   line("row norms", b);
+  if (ns.sampled)
+    line("", "  over " + std::to_string(ns.rows) + " of " + std::to_string(t.n_rows()) +
+                 " rows (64 evenly spaced runs); --full-stats reads every row");
   if (!m.init_hint.empty()) line("init hint", m.init_hint);
   for (const auto& [k, v] : m.emb.metadata)
     if (k.rfind("embedscope.", 0) != 0) line("metadata", k + " = " + printable(v.substr(0, 120)));
@@ -198,6 +271,9 @@ static Command reg(
           ->check(CLI::IsMember({"input", "output"}));
       app.add_option("--tensor", o->tensor, "take this tensor instead of discovering one");
       app.add_flag("--json", o->json, "print one JSON object");
+      app.add_flag("--full-stats", o->full_stats,
+                   "norm statistics over every row (default: 4096 rows in 64 evenly spaced runs when "
+                   "the matrix is over 32 MB)");
       return [o] { return run_info(*o); };
     },
     20);

@@ -32,6 +32,17 @@ h += b' ' * ((8 - len(h) % 8) % 8)
 open(os.path.join(g, 'model.safetensors'), 'wb').write(struct.pack('<Q', len(h)) + h + wte.tobytes())
 n = np.linalg.norm(wte.astype(np.float64), axis=1)
 json.dump({'min': float(n.min()), 'max': float(n.max()), 'mean': float(n.mean())}, open(os.path.join(root, 'norms.json'), 'w'))
+# Over info's 32 MiB sampling threshold: 11000 x 800 float32 = 35.2 MB.
+BV, BD = 11000, 800
+big = rng.standard_normal((BV, BD)).astype(np.float32) * np.linspace(0.5, 2.0, BV, dtype=np.float32)[:, None]
+h = json.dumps({'weight': {'dtype': 'F32', 'shape': [BV, BD], 'data_offsets': [0, big.nbytes]}}).encode()
+h += b' ' * ((8 - len(h) % 8) % 8)
+open(os.path.join(root, 'big.safetensors'), 'wb').write(struct.pack('<Q', len(h)) + h + big.tobytes())
+bn = np.linalg.norm(big.astype(np.float64), axis=1)
+rows = [b * (BV - 64) // 63 + j for b in range(64) for j in range(64)]  # 64 runs of 64
+json.dump({'full': {'min': float(bn.min()), 'max': float(bn.max()), 'mean': float(bn.mean())},
+           'sample': {'min': float(bn[rows].min()), 'max': float(bn[rows].max()), 'mean': float(bn[rows].mean())}},
+          open(os.path.join(root, 'big_norms.json'), 'w'))
 emb = torch.randn(V, D).half()
 torch.save(collections.OrderedDict([('model.embed_tokens.weight', emb), ('lm_head.weight', torch.randn(V, D).half())]),
            os.path.join(root, 'llama.bin'))
@@ -54,6 +65,24 @@ class InfoCli : public ::testing::Test {
   static TempDir* dir_;
 };
 TempDir* InfoCli::dir_ = nullptr;
+
+TEST_F(InfoCli, LargeMatrixNormsAreSampledUnlessFullStats) {
+  json want = json::parse(test::read_file(file("big_norms.json")));
+  for (const char* mode : {"sample", "full"}) {
+    const bool full = std::string(mode) == "full";
+    auto r = info(test::shell_quote(file("big.safetensors")) + " --json" + (full ? " --full-stats" : ""));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["norms"]["sampled"], !full) << mode;
+    EXPECT_EQ(j["norms"]["rows"], full ? 11000 : 4096) << mode;
+    for (const char* k : {"min", "mean", "max"})
+      EXPECT_NEAR(j["norms"][k].get<double>(), want[mode][k].get<double>(), 1e-4 * want[mode][k].get<double>())
+          << mode << " " << k;
+  }
+  auto text = info(test::shell_quote(file("big.safetensors")));
+  EXPECT_NE(text.out.find("over 4096 of 11000 rows (64 evenly spaced runs); --full-stats reads every row"), std::string::npos)
+      << text.out;
+}
 
 TEST_F(InfoCli, JsonDescribesHfFolder) {
   auto r = info("--model " + test::shell_quote(file("gpt2")) + " --json");
