@@ -249,14 +249,21 @@ TEST(Word2VecCheckpoint, ResumeIsBitIdenticalInOneThreadMode) {
   }
 }
 
-TEST(Word2VecCheckpoint, RejectsDamagedCheckpoint) {
-  test::TempDir d;
+// Trains one segment of a small corpus in `d` with checkpoints to d/x.ckpt; returns the options
+// used (stop_after_segments still 1).
+static Word2VecOptions write_first_checkpoint(const test::TempDir& d) {
   test::write_file(d.file("c.txt"), topic_corpus(4000, 8));
   Word2VecOptions o = small_options();
   o.checkpoint_path = d.file("x.ckpt");
   o.checkpoint_every = 1;
   o.stop_after_segments = 1;
   train_word2vec({d.file("c.txt")}, o);
+  return o;
+}
+
+TEST(Word2VecCheckpoint, RejectsDamagedCheckpoint) {
+  test::TempDir d;
+  Word2VecOptions o = write_first_checkpoint(d);
   std::string good = test::read_file(o.checkpoint_path);
   o.stop_after_segments = 0;
   o.resume = true;
@@ -278,12 +285,7 @@ TEST(Word2VecCheckpoint, RejectsDamagedCheckpoint) {
 // its own check) gives Error(kCorrupt) naming the field.
 TEST(Word2VecCheckpoint, InspectNamesEachDamagedField) {
   test::TempDir d;
-  test::write_file(d.file("c.txt"), topic_corpus(4000, 8));
-  Word2VecOptions o = small_options();
-  o.checkpoint_path = d.file("x.ckpt");
-  o.checkpoint_every = 1;
-  o.stop_after_segments = 1;
-  train_word2vec({d.file("c.txt")}, o);
+  Word2VecOptions o = write_first_checkpoint(d);
   const std::string good = test::read_file(o.checkpoint_path);
   auto bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
   Word2VecCheckpointInfo info = inspect_word2vec_checkpoint(bytes(good), "x.ckpt");
