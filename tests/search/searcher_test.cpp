@@ -166,6 +166,93 @@ TEST(Searcher, TiesBreakBySmallerIdWhateverTheThreadCount) {
   }
 }
 
+// Batches over a table of several sgemm row blocks (threads take blocks from a shared counter,
+// so which thread scores which rows varies from run to run): torch's topk with the same
+// restrictions (allow list, first-N rows, per-query exclusion), for 1, 2 and 3 threads.
+const char* kTorchBatchOracle = R"PY(
+import json, sys, torch
+import torch.nn.functional as F
+out = sys.argv[1]
+torch.manual_seed(3)
+n, dim, k, nq, limit = 2600, 24, 10, 40, 2300
+W = torch.randn(n, dim)
+qids = list(range(0, n, n // nq))[:nq]
+Q = W[qids] + 0.5 * torch.randn(nq, dim)
+allow = torch.tensor([i % 3 != 0 for i in range(n)])
+W.numpy().tofile(f"{out}/W.bin"); Q.numpy().tofile(f"{out}/Q.bin")
+res = {"n": n, "dim": dim, "k": k, "limit": limit, "qids": qids}
+for metric in ["cosine", "dot"]:
+    for case in ["all", "allow", "limit"]:
+        lists = []
+        for j, qi in enumerate(qids):
+            q = Q[j]
+            s = F.cosine_similarity(W, q.unsqueeze(0)) if metric == "cosine" else W @ q
+            s[qi] = -float("inf")
+            if case == "allow": s[~allow] = -float("inf")
+            if case == "limit": s[limit:] = -float("inf")
+            v, i = s.topk(k)
+            lists.append({"ids": i.tolist(), "scores": v.tolist()})
+        res[metric + "_" + case] = lists
+json.dump(res, open(f"{out}/expected.json", "w"))
+)PY";
+
+TEST(Searcher, BatchOverManyRowBlocksEqualsTorchForAnyThreadCount) {
+  TempDir dir;
+  test::run_python(kTorchBatchOracle, {dir.path()});
+  const auto e = nlohmann::json::parse(test::read_file(dir.file("expected.json")));
+  const size_t n = e["n"], dim = e["dim"], k = e["k"];
+  const std::vector<float> w = read_raw<float>(dir.file("W.bin")), q = read_raw<float>(dir.file("Q.bin"));
+  const size_t nq = e["qids"].size();
+  ASSERT_EQ(w.size(), n * dim);
+  ASSERT_EQ(q.size(), nq * dim);
+  std::vector<std::vector<TokenId>> excl;
+  for (const auto& id : e["qids"]) excl.push_back({id.get<TokenId>()});
+  std::vector<uint8_t> allow(n);
+  for (size_t i = 0; i < n; ++i) allow[i] = i % 3 != 0;
+  for (size_t threads : {1u, 2u, 3u}) {
+    Searcher s(EmbeddingTable::from_f32(n, dim, w), {.n_threads = threads});
+    for (std::string metric : {"cosine", "dot"}) {
+      for (std::string c : {"all", "allow", "limit"}) {
+        SearchOptions o{.k = k, .metric = parse_metric(metric)};
+        if (c == "allow") o.allow = &allow;
+        if (c == "limit") o.n_rows_limit = e["limit"];
+        auto got = s.search_batch(q, nq, o, &excl);
+        ASSERT_EQ(got.size(), nq);
+        for (size_t j = 0; j < nq; ++j) {
+          const auto& want = e[metric + "_" + c][j];
+          ASSERT_EQ(got[j].size(), k);
+          for (size_t r = 0; r < k; ++r) {
+            SCOPED_TRACE(metric + " " + c + " threads " + std::to_string(threads) + " query " +
+                         std::to_string(j) + " rank " + std::to_string(r));
+            EXPECT_EQ(got[j][r].id, want["ids"][r].get<int>());
+            double ws = want["scores"][r];
+            EXPECT_NEAR(got[j][r].score, ws, 1e-4 * std::max(1.0, std::fabs(ws)));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Searcher, BatchTiesAcrossRowBlocksBreakBySmallerId) {
+  // 1500 identical integer rows (exact dot products, so every score ties) over several sgemm
+  // blocks: each query's answer is the k smallest ids it does not exclude, whatever the
+  // thread count and whichever thread took which block.
+  std::vector<float> d;
+  for (int i = 0; i < 1500; ++i) d.insert(d.end(), {1, 2, 3, 4});
+  const std::vector<float> qs{1, 2, 3, 4, 2, 4, 6, 8};
+  const std::vector<std::vector<TokenId>> excl{{1}, {0, 4}};
+  for (size_t threads : {1u, 2u, 3u}) {
+    Searcher s(EmbeddingTable::from_f32(1500, 4, d), {.n_threads = threads});
+    auto b = s.search_batch(qs, 2, {.k = 5}, &excl);
+    std::vector<TokenId> a0, a1;
+    for (auto& x : b[0]) a0.push_back(x.id);
+    for (auto& x : b[1]) a1.push_back(x.id);
+    EXPECT_EQ(a0, (std::vector<TokenId>{0, 2, 3, 4, 5})) << threads;
+    EXPECT_EQ(a1, (std::vector<TokenId>{1, 2, 3, 5, 6})) << threads;
+  }
+}
+
 TEST(Searcher, RestrictedSearchEqualsBruteForceFilter) {
   std::mt19937 g(11);
   std::normal_distribution<float> nd;
