@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
-#include <cstdlib>
 #include <string>
 
 #include "embedscope/core/error.h"
@@ -39,24 +38,8 @@ struct Api {
 // The Debian soname first; the unversioned name covers a -dev install without the runtime link.
 constexpr const char* kLibraries[] = {"libopenblas.so.0", "libopenblas.so"};
 
-// OpenBLAS 0.3.21 (Debian 12) does not know AMD's AVX-512 CPUs (Zen 4, family 0x19; Zen 5,
-// 0x1a) and runs them with its Haswell (AVX2) kernels; later releases run them with the
-// SkylakeX kernels (OpenBLAS PR #4303, #6033). Measured on this project's 2-core Zen 5 VM: a
-// 1000 x 768 x 50257 sgemm goes from ~195 to ~345 GFLOP/s. OpenBLAS reads the variable when
-// it is loaded, so it is set just before dlopen; a user's own OPENBLAS_CORETYPE wins.
-void prefer_avx512_kernels() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl"))
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", /*overwrite=*/0);
-#endif
-}
-
 Api open_api() {
   Api api;
-  prefer_avx512_kernels();
   void* h = nullptr;
   std::string why;
   for (const char* name : kLibraries) {
