@@ -191,8 +191,8 @@ def section(results, cmdline, info):
          "row blocks and vector loads as a search (simd::sum_rows_f32 = the scan without the multiply), best of 10",
          "passes (STREAM's convention), so the median query is compared with the fastest read pass.",
          "sgemm GFLOP/s: OpenBLAS on the same 1000 x 768 x 50257 product, same thread count, best of 3;",
-         "kernels: the OPENBLAS_CORETYPE in effect (SkylakeX: set by embedscope on AMD AVX-512 CPUs, which",
-         "Debian's OpenBLAS 0.3.21 would run with its Haswell kernels; see src/core/blas.cpp).", ""]
+         "kernels: the OPENBLAS_CORETYPE embedscope ran under (inherited from the environment; 'auto' = unset,",
+         "OpenBLAS's own choice). The peers' children run with it unset.", ""]
     for name, per_t in results.items():
         L.append(f"### {name} matrix")
         L.append("")

@@ -157,7 +157,7 @@ int compare(int argc, char** argv) {
   nlohmann::json j{{"target", simd::active_target()}, {"threads", threads}, {"rows", n}, {"dim", dim}};
   j["read_bandwidth_gbs"] = read_bandwidth_gbs(w.data(), n, dim, threads);
   j["sgemm_gflops"] = sgemm_gflops(w.data(), n, dim, q.data(), nq, threads);
-  // The kernel family OpenBLAS runs (src/core/blas.cpp picks SkylakeX on AMD AVX-512 CPUs).
+  // The kernel family OpenBLAS was told to use (inherited; "auto" = its own CPU detection).
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   j["openblas_coretype"] = core ? core : "auto";
   EmbeddingTable t = EmbeddingTable::from_f32(n, dim, w);
