@@ -24,7 +24,7 @@ struct TrainOpts {
   size_t dim = 100, window = 5, negative = 5, epochs = 5, threads = 0, max_vocab = 0;
   double sample = 1e-3, lr = 0;
   uint64_t min_count = 5, seed = 1, checkpoint_every = 0;
-  bool hs = false, row_stats = false, resume = false, quiet = false, json = false;
+  bool hs = false, classic = false, row_stats = false, resume = false, quiet = false, json = false;
 };
 
 BpeTokenizer load_tokenizer(const std::string& ref) {
@@ -64,6 +64,7 @@ int run_train(const TrainOpts& a) {
   o.window = a.window;
   o.negative = a.negative;
   o.hs = a.hs;
+  o.classic_skipgram = a.classic;
   o.sample = a.sample;
   o.min_count = a.min_count;
   o.max_vocab = a.max_vocab;
@@ -149,6 +150,9 @@ Command reg(
       app.add_option("--window", a->window, "Maximum context distance")->capture_default_str();
       app.add_option("--negative", a->negative, "Negative samples (0: off)")->capture_default_str();
       app.add_flag("--hs", a->hs, "Hierarchical softmax");
+      app.add_flag("--classic-skipgram", a->classic,
+                   "Skip-gram: fresh negatives and an update per (context, center) pair, as "
+                   "word2vec.c/gensim (default: one draw per center word, ~2x faster)");
       app.add_option("--sample", a->sample, "Subsampling threshold (0: off)")->capture_default_str();
       app.add_option("--min-count", a->min_count, "Ignore words rarer than this")->capture_default_str();
       app.add_option("--max-vocab", a->max_vocab, "Keep at most this many rows trained (0: all)");

@@ -12,6 +12,14 @@
 //     every context row.
 //   hierarchical softmax: the same with t = the inner nodes on w's Huffman path and
 //     label = 1 - code bit.
+//   skip-gram, window batch (the default for skip-gram with negative sampling only): one draw
+//     of negatives per center w, shared by every context of its window (Ji et al. 2016,
+//     "Parallelizing Word2Vec in Shared and Distributed Memory"; BlazingText's batch_skipgram):
+//     for contexts c and targets t in {w} + negatives, g_ct from f = syn0[c] . syn1neg[t];
+//     syn0[c] += sum_t g_ct syn1neg[t]; syn1neg[t] += sum_c g_ct syn0[c], the output rows
+//     updated once, after the whole window. Each output row is read and written once per
+//     center instead of once per pair: with window 5 and 5 negatives ~3.5x fewer random row
+//     accesses, and far fewer writes to the rows that two threads share.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -56,7 +64,8 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using w2v_detail::kMaxExp;
 using w2v_detail::kTableSize;
-constexpr size_t kMaxNegativeInline = 1000;  // == kMaxNegative (word2vec.h)
+constexpr size_t kMaxNegativeInline = kW2vMaxNegative;
+constexpr size_t kMaxWindowInline = kW2vMaxWindow;
 
 HWY_INLINE float Dot(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t stride) {
   const hn::ScalableTag<float> d;
@@ -161,8 +170,109 @@ HWY_INLINE void CountUpdate(const W2vShared& m, uint32_t row) {
     std::atomic_ref<uint64_t>(m.row_updates[row]).fetch_add(1, std::memory_order_relaxed);
 }
 
+// Prefetches a whole row for writing. The rows of a window are read and then written: asking
+// for ownership up front saves the second coherence round trip when another core holds them.
+HWY_INLINE void PrefetchRowForWrite(const float* row, size_t stride) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (size_t off = 0; off < stride * sizeof(float); off += 64) __builtin_prefetch(p + off, 1, 3);
+}
+
+// The output rows of one skip-gram window: the center's row, then its negatives (a negative
+// equal to the center is dropped, as in word2vec.c; duplicates are kept).
+struct WindowTargets {
+  size_t n = 0;
+  float* out[kMaxNegativeInline + 1];
+};
+
+HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w, W2vThread& t) {
+  const size_t S = m.stride;
+  w.n = 0;
+  w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, word, S);
+  for (size_t d = 0; d < m.negative; ++d) {
+    t.rng = t.rng * 25214903917ull + 11;
+    const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
+    t.rng = t.rng * 25214903917ull + 11;
+    const uint32_t target = uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
+    if (target == word) continue;
+    w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S);
+  }
+  for (size_t k = 0; k < w.n; ++k) PrefetchRowForWrite(w.out[k], S);
+}
+
+// One skip-gram window with shared negatives (see the top of the file). Contexts are taken in
+// order; each context row gets its update at once (so a word twice in one window sees its first
+// update, as in word2vec.c), the output rows only after the last context: every dot product of
+// the window reads the same output rows.
+HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float* const* in_rows,
+                               size_t n_ctx, float alpha, W2vThread& t) {
+  const size_t S = m.stride;
+  const size_t n_t = w.n;
+  float* const* out = w.out;
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  float* delta = t.out_delta;
+  for (size_t k = 0; k < n_t; ++k) Zero(delta + k * S, S);
+  float g[kMaxNegativeInline + 1];
+  for (size_t j = 0; j < n_ctx; ++j) {
+    float* in = in_rows[j];
+    for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, t);
+    for (size_t i = 0; i < S; i += N) {
+      const auto vin = hn::LoadU(d, in + i);
+      auto acc = hn::Zero(d);
+      for (size_t k = 0; k < n_t; ++k) {
+        const auto vg = hn::Set(d, g[k]);
+        acc = hn::MulAdd(vg, hn::LoadU(d, out[k] + i), acc);
+        float* dk = delta + k * S + i;
+        hn::StoreU(hn::MulAdd(vg, vin, hn::LoadU(d, dk)), d, dk);
+      }
+      hn::StoreU(hn::Add(vin, acc), d, in + i);
+    }
+  }
+  for (size_t k = 0; k < n_t; ++k) Axpy(1.0f, delta + k * S, out[k], S);
+}
+
+// Skip-gram over a sentence with window batches, software-pipelined: the next center's window
+// and negatives are drawn, and all their rows prefetched, before the current window is trained,
+// so the random output rows (the loop's cache misses, and with two threads often lines the other
+// core has just written) arrive while this window computes.
+HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
+                                 W2vThread& t) {
+  const size_t S = m.stride;
+  const long W = long(m.window);
+  struct Plan {
+    long lo, hi;
+    WindowTargets w;
+  };
+  Plan plans[2];
+  auto plan = [&](size_t i, Plan& p) {
+    t.rng = t.rng * 25214903917ull + 11;
+    const long b = long((t.rng >> 16) % uint64_t(W));  // dynamic window
+    p.lo = std::max(0L, long(i) - W + b);
+    p.hi = std::min(long(n) - 1, long(i) + W - b);
+    DrawTargets(m, sent[i], p.w, t);
+    for (long c = p.lo; c <= p.hi; ++c)
+      if (c != long(i)) PrefetchRowForWrite(Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), S);
+  };
+  if (n == 0) return;
+  plan(0, plans[0]);
+  float* in_rows[2 * kMaxWindowInline];
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) plan(i + 1, plans[(i + 1) & 1]);
+    const Plan& p = plans[i & 1];
+    size_t n_ctx = 0;
+    for (long c = p.lo; c <= p.hi; ++c)
+      if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S);
+    if (n_ctx == 0) continue;
+    SkipGramWindow(m, p.w, in_rows, n_ctx, alpha, t);
+    for (long c = p.lo; c <= p.hi; ++c)
+      if (c != long(i)) CountUpdate(m, sent[c]);
+  }
+}
+
+
 void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                    W2vThread& t) {
+  if (m.window_batch) return SkipGramSentence(m, sent, n, alpha, t);
   const size_t S = m.stride;
   const long W = long(m.window);
   for (size_t i = 0; i < n; ++i) {

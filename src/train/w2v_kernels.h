@@ -11,6 +11,10 @@
 namespace embedscope {
 
 inline constexpr size_t kStrideAlign = 16;
+// The kernels keep per-window arrays on the stack; word2vec.cpp checks that these equal
+// kMaxNegative and kMaxWindow (word2vec.h), which option validation enforces.
+inline constexpr size_t kW2vMaxNegative = 1000;
+inline constexpr size_t kW2vMaxWindow = 1000;
 
 // One entry of the negative-sampling alias table (Walker 1977, Vose 1991): entry k (drawn
 // uniformly) yields `row` when a uniform 32-bit coin is below `threshold`, else `other`.
@@ -38,6 +42,10 @@ struct W2vShared {
   // thread updates in its own copy (W2vThread::hot_syn0 / hot_syn1neg, slot-major) that the
   // trainer merges between segments. Null: every row is read and written in place.
   const int32_t* hot_slot = nullptr;
+  // Skip-gram with negative sampling only: one draw of negatives per center word, shared by the
+  // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw and
+  // immediate update for every (context, center) pair.
+  bool window_batch = false;
 };
 
 struct W2vThread {
@@ -48,6 +56,7 @@ struct W2vThread {
   float* neu1e = nullptr;
   float* hot_syn0 = nullptr;     // with hot_slot: this thread's copies of the hot rows
   float* hot_syn1neg = nullptr;
+  float* out_delta = nullptr;  // window_batch: (negative + 1) x stride floats, aligned
 };
 
 // Trains on one sentence of row ids (already subsampled) with learning rate alpha.

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <queue>
 #include <fcntl.h>
 #ifdef __GLIBC__
@@ -193,9 +195,53 @@ void read_ids(int fd, const std::string& path, uint64_t begin, uint64_t n, uint3
 // rows 4.8 s (1 thread: 3.5 s). More rows help but cost memory; 1024 keeps the peak under 2x the
 // tables + vocabulary there (2048 was at the limit).
 constexpr size_t kHotRows = 1024;
+static_assert(kW2vMaxNegative == kMaxNegative && kW2vMaxWindow == kMaxWindow);
 
 constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
-constexpr uint64_t kChunksPerSegment = 32;  // threads join (and may checkpoint) per segment
+// Segments: where threads meet (merging the hot rows) and where checkpoints may be taken. One
+// thread meets no one, so it keeps short segments (fine-grained checkpoints); with more
+// threads every meeting costs the slower thread's tail, so segments are 4x longer. Brown,
+// 2 threads, interleaved medians: 1.35-1.39x one thread's speed at 32 chunks, 1.52-1.56x at
+// 128.
+constexpr uint64_t kChunksPerSegment = 32;
+constexpr uint64_t kChunksPerSegmentThreads = 128;
+
+// Where the training threads meet between segments. Waiters spin (with the CPU's pause hint)
+// instead of sleeping in the kernel: on these VMs waking a halted virtual CPU costs about a
+// millisecond, paid at every segment (Brown, 2 threads: ~35 segments an epoch, ~2 ms each
+// measured). After ~1 ms they yield, and after ~2 ms sleep, so a slow step (a checkpoint
+// write) does not hold a core busy.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(size_t n) : n_(n) {}
+  // Blocks until all n threads have arrived; the last one runs `last` first.
+  template <class F>
+  void arrive_and_wait(F&& last) {
+    const uint64_t g = gen_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+      last();
+      arrived_.store(0, std::memory_order_relaxed);
+      gen_.store(g + 1, std::memory_order_release);
+      return;
+    }
+    for (uint32_t spins = 0; gen_.load(std::memory_order_acquire) == g; ++spins) {
+      if (spins < (1u << 16)) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      } else if (spins < (1u << 17)) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+
+ private:
+  const size_t n_;
+  std::atomic<size_t> arrived_{0};
+  std::atomic<uint64_t> gen_{0};
+};
 
 }  // namespace
 
@@ -300,6 +346,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   shared.hs_points = huff.points.data();
   shared.hs_codes = huff.codes.data();
   shared.row_updates = o.row_stats ? row_updates.data() : nullptr;
+  shared.window_batch = !o.classic_skipgram && o.arch == W2vArch::kSkipGram && o.negative > 0 &&
+                        !(o.hs && huff.n_inner > 0);
 
   // Training state (what a checkpoint holds besides the weights).
   CheckpointState st;
@@ -315,7 +363,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   struct alignas(64) ThreadStats {
     double loss = 0;
     uint64_t n_loss = 0, words = 0;
-    AlignedFloats neu1, neu1e;
+    AlignedFloats neu1, neu1e, out_delta;
     std::vector<uint32_t> sent;
     std::vector<uint32_t> ids;  // the chunk's slice of the id stream
     AlignedFloats hot_syn0, hot_syn1neg;  // private copies of the hot rows
@@ -326,7 +374,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   // written the cache line. Measured on Brown (1 -> 2 threads): 2.9x the CPU time for the same
   // work; contention is spread over thousands of rows (Brown: the top 1024 rows take half the
   // negative draws). Instead each thread updates the n_hot most frequent rows in a private copy, and after
-  // every segment (32 Ki positions) the copies are merged: row += sum over threads of (copy -
+  // every segment (128 Ki positions) the copies are merged: row += sum over threads of (copy -
   // row), i.e. every thread's updates are kept, as in Hogwild, but seen by the other threads
   // one segment late. One thread never uses copies (bit-reproducible, same as before).
   size_t n_hot = 0;
@@ -351,6 +399,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   for (auto& t : ts) {
     t.neu1.allocate(stride);
     t.neu1e.allocate(stride);
+    if (shared.window_batch) t.out_delta.allocate((o.negative + 1) * stride);
     t.sent.reserve(kMaxSentence);
     t.ids.resize(kChunk);
     if (n_hot) {
@@ -386,6 +435,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     th.rng = mix_seed(o.seed, epoch, chunk);
     th.neu1 = t.neu1.data();
     th.neu1e = t.neu1e.data();
+    th.out_delta = t.out_delta.data();
     th.hot_syn0 = t.hot_syn0.data();
     th.hot_syn1neg = t.hot_syn1neg.data();
     const uint64_t begin = chunk * kChunk;
@@ -422,66 +472,112 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   uint64_t segments = 0;
   double window_loss = 0;
   uint64_t window_n = 0;
-  for (uint64_t epoch = st.epoch; epoch < o.epochs; ++epoch) {
-    for (uint64_t seg = (epoch == st.epoch ? st.next_chunk : 0); seg < n_chunks;
-         seg += kChunksPerSegment) {
-      const uint64_t seg_end = std::min(seg + kChunksPerSegment, n_chunks);
-      std::atomic<uint64_t> next{seg};
-      pool.run_on_all([&](size_t thread) {
-        for (uint64_t c; (c = next.fetch_add(1)) < seg_end;) process_chunk(epoch, c, ts[thread]);
-      });
-      merge_hot(true);
-      for (auto& t : ts) {
-        st.words_done += t.words;
-        st.epoch_loss += t.loss;
-        st.epoch_loss_n += t.n_loss;
-        window_loss += t.loss;
-        window_n += t.n_loss;
-        t.words = 0, t.loss = 0, t.n_loss = 0;
-      }
-      ++segments;
-      const bool epoch_done = seg_end == n_chunks;
-      st.epoch = epoch_done ? epoch + 1 : epoch;
-      st.next_chunk = epoch_done ? 0 : seg_end;
-      if (epoch_done) {
-        st.last_epoch_loss = st.epoch_loss_n ? st.epoch_loss / double(st.epoch_loss_n) : 0;
-        st.epoch_loss = 0;
-        st.epoch_loss_n = 0;
-      }
-      if (o.checkpoint_every && st.words_done >= next_checkpoint &&
-          !(epoch_done && epoch + 1 == o.epochs)) {
-        save_checkpoint(o.checkpoint_path, fp, st, arrays);
-        next_checkpoint = (st.words_done / o.checkpoint_every + 1) * o.checkpoint_every;
-      }
-      if (o.stop_after_segments && segments >= o.stop_after_segments &&
-          !(epoch_done && epoch + 1 == o.epochs)) {
-        res.completed = false;
-        break;
-      }
-      if (o.progress && seconds_since(last_report) >= o.progress_interval) {
-        last_report = Clock::now();
-        const double el = seconds_since(t_train);
-        const double done = double(st.epoch * N + st.next_chunk * kChunk);
-        ProgressInfo p;
-        p.what = "training";
-        p.done = std::min(done, total_positions);
-        p.total = total_positions;
-        p.unit = "words";
-        p.rate = el > 0 ? (p.done - double(positions_at_start)) / el : 0;
-        p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
-        double cur_lr = learning_rate(lr0, p.done / total_positions);
-        char extra[96];
-        std::snprintf(extra, sizeof extra, "loss %.4f lr %.6f epoch %llu/%zu",
-                      window_n ? window_loss / double(window_n) : 0.0, cur_lr,
-                      (unsigned long long)std::min<uint64_t>(st.epoch + 1, o.epochs), o.epochs);
-        p.extra = extra;
-        window_loss = 0;
-        window_n = 0;
-        o.progress(p);
-      }
+  // The segment being trained: chunks [seg, seg_end) of `epoch`. Only the step between segments
+  // (run by the last thread to arrive at the barrier) changes these; the barrier orders that
+  // step before every thread's next read.
+  const uint64_t seg_chunks = o.threads > 1 ? kChunksPerSegmentThreads : kChunksPerSegment;
+  uint64_t epoch = 0, seg_end = 0;
+  bool finished = false;
+  std::atomic<uint64_t> next{0};
+  auto start_segment = [&](uint64_t e, uint64_t s) {
+    while (e < o.epochs && s >= n_chunks) ++e, s = 0;
+    if (e >= o.epochs) {
+      finished = true;
+      return;
     }
-    if (!res.completed) break;
-  }
+    epoch = e;
+    seg_end = std::min(s + seg_chunks, n_chunks);
+    next.store(s, std::memory_order_relaxed);
+  };
+  auto end_segment = [&] {
+    merge_hot(true);
+    for (auto& t : ts) {
+      st.words_done += t.words;
+      st.epoch_loss += t.loss;
+      st.epoch_loss_n += t.n_loss;
+      window_loss += t.loss;
+      window_n += t.n_loss;
+      t.words = 0, t.loss = 0, t.n_loss = 0;
+    }
+    ++segments;
+    const bool epoch_done = seg_end == n_chunks;
+    const bool last = epoch_done && epoch + 1 == o.epochs;
+    st.epoch = epoch_done ? epoch + 1 : epoch;
+    st.next_chunk = epoch_done ? 0 : seg_end;
+    if (epoch_done) {
+      st.last_epoch_loss = st.epoch_loss_n ? st.epoch_loss / double(st.epoch_loss_n) : 0;
+      st.epoch_loss = 0;
+      st.epoch_loss_n = 0;
+    }
+    if (o.checkpoint_every && st.words_done >= next_checkpoint && !last) {
+      save_checkpoint(o.checkpoint_path, fp, st, arrays);
+      next_checkpoint = (st.words_done / o.checkpoint_every + 1) * o.checkpoint_every;
+    }
+    if (o.stop_after_segments && segments >= o.stop_after_segments && !last) {
+      res.completed = false;
+      finished = true;
+      return;
+    }
+    if (o.progress && seconds_since(last_report) >= o.progress_interval) {
+      last_report = Clock::now();
+      const double el = seconds_since(t_train);
+      const double done = double(st.epoch * N + st.next_chunk * kChunk);
+      ProgressInfo p;
+      p.what = "training";
+      p.done = std::min(done, total_positions);
+      p.total = total_positions;
+      p.unit = "words";
+      p.rate = el > 0 ? (p.done - double(positions_at_start)) / el : 0;
+      p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
+      double cur_lr = learning_rate(lr0, p.done / total_positions);
+      char extra[96];
+      std::snprintf(extra, sizeof extra, "loss %.4f lr %.6f epoch %llu/%zu",
+                    window_n ? window_loss / double(window_n) : 0.0, cur_lr,
+                    (unsigned long long)std::min<uint64_t>(st.epoch + 1, o.epochs), o.epochs);
+      p.extra = extra;
+      window_loss = 0;
+      window_n = 0;
+      o.progress(p);
+    }
+    start_segment(st.epoch, st.next_chunk);
+  };
+  start_segment(st.epoch, st.next_chunk);
+  // One pool job for the whole run: the threads train a segment, meet at the barrier, and the
+  // last to arrive runs end_segment. A failure (an unreadable stream, a full disk at a
+  // checkpoint) still arrives at the barrier, so no thread waits forever; it is rethrown here.
+  SpinBarrier barrier(o.threads);
+  std::mutex failure_mu;
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  auto record_failure = [&] {
+    std::lock_guard<std::mutex> lock(failure_mu);
+    if (!failure) failure = std::current_exception();
+    failed.store(true, std::memory_order_relaxed);
+  };
+  pool.run_on_all([&](size_t thread) {
+    while (!finished) {
+      try {
+        for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
+                         (c = next.fetch_add(1, std::memory_order_relaxed)) < seg_end;)
+          process_chunk(epoch, c, ts[thread]);
+      } catch (...) {
+        record_failure();
+      }
+      barrier.arrive_and_wait([&] {
+        if (failed.load(std::memory_order_relaxed)) {
+          finished = true;
+          return;
+        }
+        try {
+          end_segment();
+        } catch (...) {
+          record_failure();
+          finished = true;
+        }
+      });
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
   res.seconds = seconds_since(t_train);
   const double positions_done = double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) -
                                 double(positions_at_start);

@@ -96,6 +96,81 @@ TEST(Word2VecKernels, SimdDotEqualsScalarOnIntegers) {
   EXPECT_NE(std::string(w2v_simd_target()), "");
 }
 
+// The window-batch skip-gram update against the math written out here in double precision
+// (w2v_kernels.cpp, top comment): one set of output rows per center, every context scored
+// against their values from before the window, context rows updated in order, output rows
+// after the window. The negative is always row 3 (a one-entry alias table) and window 1 has
+// no random shrink, so the expected values follow from the formula alone. The sigmoid is read
+// from word2vec.c's 4096-entry table over [-8, 8], like the kernel.
+TEST(Word2VecKernels, WindowBatchEqualsTheFormula) {
+  constexpr size_t kRows = 4, kDim = 3, kStride = 16, kNeg = 2;
+  std::vector<float> syn0(kRows * kStride, 0.0f), syn1(kRows * kStride, 0.0f);
+  std::vector<std::vector<double>> in(kRows, std::vector<double>(kDim)), out = in;
+  for (size_t r = 0; r < kRows; ++r)
+    for (size_t d = 0; d < kDim; ++d) {
+      syn0[r * kStride + d] = float(0.4 * double(r + 1) - 0.3 * double(d));
+      syn1[r * kStride + d] = float(0.2 * double(d + 1) - 0.35 * double(r));
+      in[r][d] = syn0[r * kStride + d];
+      out[r][d] = syn1[r * kStride + d];
+    }
+  const W2vAlias alias{0xFFFFFFFFu, 3, 3};
+  W2vShared m;
+  m.stride = kStride;
+  m.syn0 = syn0.data();
+  m.syn1neg = syn1.data();
+  m.window = 1;
+  m.negative = kNeg;
+  m.neg_alias = &alias;
+  m.neg_alias_size = 1;
+  m.window_batch = true;
+  std::vector<float> delta((kNeg + 1) * kStride), neu1(kStride), neu1e(kStride);
+  W2vThread t;
+  t.rng = 12345;
+  t.out_delta = delta.data();
+  t.neu1 = neu1.data();
+  t.neu1e = neu1e.data();
+  const std::vector<uint32_t> sent{0, 1, 3, 2};
+  const float alpha = 0.025f;
+  w2v_train_sentence(m, sent.data(), sent.size(), alpha, t);
+
+  auto sigmoid_table = [](double f) {
+    int idx = f >= 8 ? 4096 : f <= -8 ? 0 : int(float((float(f) + 8.0f) * 256.0f + 0.5f));
+    return 1.0 / (1.0 + std::exp(-((double(idx) / 4096 * 2 - 1) * 8)));
+  };
+  size_t pairs = 0;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    std::vector<uint32_t> targets{sent[i]};
+    if (sent[i] != 3) targets.insert(targets.end(), kNeg, 3);
+    std::vector<std::vector<double>> dout(targets.size(), std::vector<double>(kDim, 0.0));
+    for (size_t c : {i - 1, i + 1}) {
+      if (c >= sent.size()) continue;  // i - 1 wraps for i = 0
+      std::vector<double>& x = in[sent[c]];
+      std::vector<double> dx(kDim, 0.0);
+      for (size_t k = 0; k < targets.size(); ++k) {
+        const std::vector<double>& y = out[targets[k]];
+        double f = 0;
+        for (size_t d = 0; d < kDim; ++d) f += x[d] * y[d];
+        const double g = ((k == 0 ? 1.0 : 0.0) - sigmoid_table(f)) * alpha;
+        for (size_t d = 0; d < kDim; ++d) dout[k][d] += g * x[d], dx[d] += g * y[d];
+        ++pairs;
+      }
+      for (size_t d = 0; d < kDim; ++d) x[d] += dx[d];
+    }
+    for (size_t k = 0; k < targets.size(); ++k)
+      for (size_t d = 0; d < kDim; ++d) out[targets[k]][d] += dout[k][d];
+  }
+  EXPECT_EQ(t.n_loss, pairs);
+  for (size_t r = 0; r < kRows; ++r)
+    for (size_t d = 0; d < kStride; ++d) {
+      SCOPED_TRACE("row " + std::to_string(r) + " dim " + std::to_string(d));
+      EXPECT_NEAR(syn0[r * kStride + d], d < kDim ? in[r][d] : 0.0, 1e-6);
+      EXPECT_NEAR(syn1[r * kStride + d], d < kDim ? out[r][d] : 0.0, 1e-6);
+    }
+  // The rows moved: the formula is not the identity on these values.
+  EXPECT_GT(std::abs(in[0][0] - 0.4), 1e-3);
+  EXPECT_GT(std::abs(out[3][0] - (0.2 - 1.05)), 1e-3);
+}
+
 TEST(Word2VecVocab, CountsMatchPythonSplit) {
   test::TempDir d;
   std::string text = topic_corpus(300, 1) + "rare once\n  tabs\tand\r\nspaces  \nlast line no newline";
@@ -143,17 +218,20 @@ TEST(Word2VecTraining, EveryModeLearnsTopics) {
     W2vArch arch;
     size_t negative;
     bool hs;
+    bool classic = false;
   };
-  for (Mode m : {Mode{W2vArch::kSkipGram, 5, false}, Mode{W2vArch::kCbow, 5, false},
-                 Mode{W2vArch::kSkipGram, 0, true}, Mode{W2vArch::kCbow, 0, true},
-                 Mode{W2vArch::kSkipGram, 3, true}}) {
+  for (Mode m : {Mode{W2vArch::kSkipGram, 5, false}, Mode{W2vArch::kSkipGram, 5, false, true},
+                 Mode{W2vArch::kCbow, 5, false}, Mode{W2vArch::kSkipGram, 0, true},
+                 Mode{W2vArch::kCbow, 0, true}, Mode{W2vArch::kSkipGram, 3, true}}) {
     Word2VecOptions o = small_options();
     o.arch = m.arch;
     o.negative = m.negative;
     o.hs = m.hs;
+    o.classic_skipgram = m.classic;
     Word2VecResult r = train_word2vec({d.file("c.txt")}, o);
     SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") +
-                 " negative " + std::to_string(m.negative) + (m.hs ? " hs" : ""));
+                 " negative " + std::to_string(m.negative) + (m.hs ? " hs" : "") +
+                 (m.classic ? " classic" : ""));
     EXPECT_EQ(r.vocab.size(), 40u);
     EXPECT_GT(topic_separation(r), 0.3);
     EXPECT_GT(r.final_loss, 0.0);

@@ -12,7 +12,8 @@
 //     their row and count but are not trained; never-seen ids have count 0.
 //  3. the corpus is re-read once and written as a stream of uint32 row ids (sentence ends marked)
 //     into a temporary file in work_dir (unlinked at once), which training reads chunk by chunk.
-//  4. training: each epoch is cut into chunks of 1024 stream positions, 32 chunks to a segment.
+//  4. training: each epoch is cut into chunks of 1024 stream positions, 32 chunks to a segment
+//     (128 with threads > 1: threads meet between segments, see word2vec.cpp).
 //     Threads take chunks from a shared counter; a chunk's random generator is seeded from
 //     (seed, epoch, chunk) and its learning rate from its position (linear decay from lr to
 //     min(lr, 1e-4) over all epochs, like gensim),
@@ -22,6 +23,11 @@
 // Text policy: words are byte strings. Invalid UTF-8 is kept verbatim (never rejected, never
 // replaced) so that every byte sequence the corpus contains can be looked up again; words longer
 // than kMaxWordBytes are cut to that length; sentences longer than kMaxSentence ids are split.
+//
+// Skip-gram updates: by default one draw of negatives per center word serves its whole window
+// and each output row is updated once per window (Ji et al. 2016); classic_skipgram gives
+// word2vec.c's per-(context, center) draws and updates. bench/RESULTS.md "## training" has the
+// speed and quality of both against gensim.
 //
 // Concurrency: with threads > 1 the workers update the shared weight matrices without locks
 // ("Hogwild", Recht et al. 2011), exactly like word2vec.c, fastText and gensim. This is the one
@@ -35,7 +41,8 @@
 // bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
-// row for negative sampling, and with threads > 1 two 1024-row copies per thread.
+// row for negative sampling, (negative + 1) rows of scratch per thread, and with threads > 1
+// two 1024-row copies per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
@@ -79,6 +86,12 @@ struct Word2VecOptions {
   size_t window = 5;          // maximum distance; each center draws its window in [1, window]
   size_t negative = 5;        // negative samples per positive; 0 disables negative sampling
   bool hs = false;            // hierarchical softmax (Huffman tree over the trained rows)
+  // Skip-gram with negative sampling (and no hs) draws one set of negatives per center word and
+  // updates the output rows once per window (Ji et al. 2016; see w2v_kernels.cpp): the same
+  // quality as word2vec.c's per-pair updates at about twice the speed, and it scales to two
+  // threads. true: word2vec.c's fresh negatives and immediate update for every
+  // (context, center) pair, as gensim and fastText do.
+  bool classic_skipgram = false;
   double sample = 1e-3;       // subsampling threshold t; 0 disables
   uint64_t min_count = 5;
   size_t max_vocab = 0;       // 0: unlimited
@@ -125,7 +138,7 @@ void validate_word2vec_options(const Word2VecOptions& options);
 // The metadata stored with a trained table (safetensors __metadata__):
 //   "embedscope.tokenizer"   options.tokenizer_name ("gpt2") in token mode: readers must
 //                            tokenize text with it to find rows (absent in word mode)
-//   "embedscope.train.*"     arch, dim, window, negative, hs, sample, min_count, epochs, lr, seed,
+//   "embedscope.train.*"     arch, dim, window, negative, hs, classic_skipgram, sample, min_count, epochs, lr, seed,
 //                            corpus_words, rows_trained, seconds
 std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& result,
                                                      const Word2VecOptions& options);
