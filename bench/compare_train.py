@@ -87,6 +87,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="repeat the Brown corpus N times")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-fasttext", action="store_true")
+    ap.add_argument("--no-classic", action="store_true",
+                    help="skip embedscope --classic-skipgram (word2vec.c's per-pair updates)")
+    ap.add_argument("--scaling-runs", type=int, default=8,
+                    help="extra interleaved 1-thread / N-thread embedscope runs for the scaling figure")
     ap.add_argument("--write", action="store_true", help="update the '## training' section of bench/RESULTS.md")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="compare_train.")
@@ -95,7 +99,9 @@ def main():
     print(f"corpus: Brown x{a.repeat}, {n_words} words; threads {a.threads}; seeds {a.seeds}", flush=True)
     gscript = os.path.join(work, "gensim_train.py")
     open(gscript, "w").write(GENSIM_SCRIPT)
-    tools = ["embedscope", "gensim"] + ([] if a.no_fasttext else ["fasttext"]) + ["embedscope-1t"]
+    # Our 1-thread and N-thread runs sit next to each other, so a busy second core hurts both.
+    tools = (["embedscope", "embedscope-1t"] + ([] if a.no_classic else ["embedscope-classic"]) +
+             ["gensim"] + ([] if a.no_fasttext else ["fasttext"]))
     load_start = os.getloadavg()
     # Process baseline: what an empty run of the CLI holds (shared libraries, static data).
     base_rss = timed([a.cli, "--version"], os.path.join(work, "version.log"))[1]
@@ -110,6 +116,8 @@ def main():
                        "--min-count", "5", "--epochs", "5", "--lr", "0.025",
                        "--threads", "1" if tool == "embedscope-1t" else str(a.threads),
                        "--seed", str(seed), "-q", "--json"]
+                if tool == "embedscope-classic":
+                    cmd.append("--classic-skipgram")
             elif tool == "gensim":
                 cmd = ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(a.threads)]
             else:
@@ -131,6 +139,21 @@ def main():
             for ext in (".vec", ".bin"):
                 if os.path.exists(out + ext):
                     os.remove(out + ext)
+    # Thread scaling needs more samples than the seeds give: the second core of these VMs is
+    # not always free, so single runs move by 30 %. Alternate N-thread and 1-thread training
+    # runs (no evaluation) and compare medians of the training loop.
+    scale = {1: [], a.threads: []}
+    for i in range(a.scaling_runs):
+        for th in (a.threads, 1):
+            out = os.path.join(work, f"scaling-{th}")
+            cmd = [a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
+                   "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
+                   "--epochs", "5", "--lr", "0.025", "--threads", str(th), "--seed", str(100 + i),
+                   "-q", "--json"]
+            timed(cmd, out + ".log")
+            log = open(out + ".log").read()
+            scale[th].append(json.loads(log[log.index("{"):])["seconds"])
+    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
     mean = lambda t, k: sum(r[k] for r in runs[t]) / len(runs[t])
     wall1, cpu1, train1 = mean("embedscope-1t", "wall"), mean("embedscope-1t", "cpu"), mean("embedscope-1t", "train_s")
     wall2, cpu2, train2 = mean("embedscope", "wall"), mean("embedscope", "cpu"), mean("embedscope", "train_s")
@@ -144,7 +167,7 @@ def main():
         "",
         f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
         f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
-        f"runs interleaved per seed (embedscope, gensim, fastText, embedscope on 1 thread); mean over seeds {a.seeds}. Wall time is the whole process "
+        f"runs interleaved per seed ({', '.join(tools)}); mean over seeds {a.seeds}. embedscope-classic = `--classic-skipgram` (word2vec.c's per-pair negatives and updates; the default shares one draw of negatives per center word). Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
         "",
         "| tool | wall s | CPU s | words/s (x epochs, wall) | wall vs embedscope | CPU vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | vocab |",
@@ -159,6 +182,13 @@ def main():
               f"{train1:.2f} s training loop; {a.threads} threads {wall2:.2f} s wall / {cpu2:.2f} s CPU / {train2:.2f} s "
               f"training loop: speed-up {wall1 / wall2:.2f}x wall, {train1 / train2:.2f}x training loop "
               f"(linear would be {a.threads:.2f}x).",
+              "",
+              (f"Thread scaling, {a.scaling_runs} more interleaved pairs (training loop only, seeds 100+): 1 thread "
+               f"median {med(scale[1]):.2f} s (fastest {min(scale[1]):.2f}), {a.threads} threads median "
+               f"{med(scale[a.threads]):.2f} s (fastest {min(scale[a.threads]):.2f}): speed-up {med(scale[1]) / med(scale[a.threads]):.2f}x "
+               f"of medians, {min(scale[1]) / min(scale[a.threads]):.2f}x of fastest runs. All: 1 thread "
+               + ", ".join(f"{x:.2f}" for x in scale[1]) + f"; {a.threads} threads " + ", ".join(f"{x:.2f}" for x in scale[a.threads]) + ".")
+              if a.scaling_runs else "",
               "",
               f"Memory: tables (syn0 + syn1neg, float32) {2 * runs['embedscope'][0]['vocab'] * 100 * 4 / 2**20:.1f} MiB; "
               f"process baseline (`embedscope --version`) {base_rss:.1f} MiB; embedscope peak {mean('embedscope', 'rss_mib'):.1f} MiB "
