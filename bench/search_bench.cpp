@@ -16,6 +16,7 @@
 #include "embedscope/core/blas.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,8 +50,8 @@ std::vector<float> read_f32(const std::string& path, size_t n) {
   return v;
 }
 
-// Read bandwidth the way a search reads: the same number of threads, the same contiguous
-// per-thread ranges and 256-row blocks, the same vector loads (simd::sum_rows_f32 is
+// Read bandwidth the way a search reads: the same number of threads, the same 1024-row work
+// items from a shared counter and 256-row blocks, the same vector loads (simd::sum_rows_f32 is
 // dot_rows without the multiply). Best of 10 passes (STREAM's convention: the machine's
 // attainable rate), bytes / seconds.
 double read_bandwidth_gbs(const float* w, size_t n, size_t dim, size_t threads) {
@@ -59,12 +60,16 @@ double read_bandwidth_gbs(const float* w, size_t n, size_t dim, size_t threads) 
   double best = 1e9;
   for (int rep = 0; rep < 10; ++rep) {
     double t0 = now_s();
-    pool.parallel_for(n, [&](size_t b, size_t e, size_t t) {
-      float buf[256];
-      for (size_t i0 = b; i0 < e; i0 += 256) {
-        const size_t m = std::min<size_t>(256, e - i0);
-        simd::sum_rows_f32(w + i0 * dim, m, dim, buf);
-        sink[t] += buf[0];
+    std::atomic<size_t> next{0};
+    pool.run_on_all([&](size_t t) {
+      for (size_t b; (b = next.fetch_add(1024, std::memory_order_relaxed)) < n;) {
+        const size_t e = std::min(n, b + 1024);
+        float buf[256];
+        for (size_t i0 = b; i0 < e; i0 += 256) {
+          const size_t m = std::min<size_t>(256, e - i0);
+          simd::sum_rows_f32(w + i0 * dim, m, dim, buf);
+          sink[t] += buf[0];
+        }
       }
     });
     best = std::min(best, now_s() - t0);
