@@ -128,6 +128,16 @@ HWY_INLINE float Gradient(float f, float label, float alpha, W2vThread& t) {
   return (label - tb.sigmoid[idx]) * alpha;
 }
 
+// One draw from the negative-sampling distribution. Two LCG steps: bits 16..47 of the first pick
+// the alias entry (multiply-shift, no division), of the second the coin (the LCG's low bits
+// are too regular to share one draw).
+HWY_INLINE uint32_t DrawNegative(const W2vShared& m, W2vThread& t) {
+  t.rng = t.rng * 25214903917ull + 11;
+  const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
+  t.rng = t.rng * 25214903917ull + 11;
+  return uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
+}
+
 // Predicts `word` from the hidden vector l1, accumulating the input gradient in neu1e.
 HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, float* neu1e,
                         float alpha, W2vThread& t) {
@@ -147,12 +157,7 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
     size_t n_t = 0;
     targets[n_t++] = word;
     for (size_t d = 0; d < m.negative; ++d) {
-      // Two LCG steps: bits 16..47 of the first pick the entry (multiply-shift, no division),
-      // of the second the coin (the LCG's low bits are too regular to share one draw).
-      t.rng = t.rng * 25214903917ull + 11;
-      const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
-      t.rng = t.rng * 25214903917ull + 11;
-      const uint32_t target = uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
+      const uint32_t target = DrawNegative(m, t);
       if (target == word) continue;
       targets[n_t++] = target;
       hwy::Prefetch(Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S));
@@ -189,10 +194,7 @@ HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w,
   w.n = 0;
   w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, word, S);
   for (size_t d = 0; d < m.negative; ++d) {
-    t.rng = t.rng * 25214903917ull + 11;
-    const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
-    t.rng = t.rng * 25214903917ull + 11;
-    const uint32_t target = uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
+    const uint32_t target = DrawNegative(m, t);
     if (target == word) continue;
     w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S);
   }
