@@ -149,11 +149,11 @@ int run(const Opts& o) {
   }
   std::printf("rows: %s%s\n", rows.c_str(), r.composed ? "  (* = query; several tokens: their mean)" : "  (* = query)");
   // Pad by code points, not bytes: readable tokens contain multi-byte marks such as "␣".
-  auto pad = [](std::string t, size_t width) {
+  auto pad = [](std::string s, size_t width) {
     size_t cps = 0;
-    for (unsigned char c : t) cps += (c & 0xC0) != 0x80;
-    if (cps < width) t.append(width - cps, ' ');
-    return t;
+    for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+    if (cps < width) s.append(width - cps, ' ');
+    return s;
   };
   std::printf("%3s  %s %7s  %s %s\n", "#", pad("neighbour", 18).c_str(), "cosine",
               pad("label", 16).c_str(), "evidence");
