@@ -17,12 +17,17 @@ inline void cpu_relax() {
 #endif
 }
 
-// Polls `done` up to kSpinIterations times; true when it became true.
+// Polls `done` up to kSpinIterations times; true when it became true. Every 256 polls it
+// yields, so a spinning thread gives its core to a runnable one (more threads than cores, or a
+// busy machine) instead of holding it for the whole spin.
 template <class F>
 bool spin_until(F&& done) {
-  for (uint32_t i = 0; i < kSpinIterations; ++i) {
+  for (uint32_t i = 1; i <= kSpinIterations; ++i) {
     if (done()) return true;
-    cpu_relax();
+    if (i % 256 == 0)
+      std::this_thread::yield();
+    else
+      cpu_relax();
   }
   return done();
 }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -79,6 +81,19 @@ TEST(ThreadPool, CoversRangeAndRethrows) {
   EXPECT_THROW(pool.parallel_for(10, [](size_t, size_t, size_t t) {
     if (t == 1) throw Error(ErrorCode::kIo, "boom");
   }), Error);
+}
+
+// Idle workers spin ~1 ms, then sleep on the condition variable (thread_pool.h). Jobs back to
+// back take the spinning path; a 20 ms pause forces the sleeping one. Either way every thread
+// runs every job once, and its plain (non-atomic) writes are visible to the caller afterwards.
+TEST(ThreadPool, RunsEveryJobOnEveryThreadWhetherWorkersSpinOrSleep) {
+  ThreadPool pool(3);
+  std::vector<size_t> runs(3, 0);
+  for (size_t job = 0; job < 200; ++job) {
+    if (job % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pool.run_on_all([&](size_t t) { ++runs[t]; });
+    for (size_t t = 0; t < 3; ++t) ASSERT_EQ(runs[t], job + 1) << "thread " << t;
+  }
 }
 
 TEST(AtomicFile, ReplacesContentAndLeavesNoTempOnAbort) {
