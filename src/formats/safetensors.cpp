@@ -1,6 +1,7 @@
 // safetensors reader and writer. The checks follow the reference reader's order
 // (safetensors/src/tensor.rs: read_metadata, Metadata::validate) so that a file it rejects, we
 // reject, with messages that name the field; see include/embedscope/formats/safetensors.h.
+#include "embedscope/core/bytes.h"
 #include "embedscope/formats/safetensors.h"
 
 #include <algorithm>
@@ -83,12 +84,6 @@ std::string list_names(const std::vector<std::string>& names, size_t max_n = 20)
   return s.empty() ? "(none)" : s;
 }
 
-uint64_t load_le64(const std::byte* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 }  // namespace
 
 int safetensors_dtype_bits(std::string_view dtype) {
@@ -110,7 +105,7 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const void> owner,
   if (size < 8)
     corrupt(p + ": safetensors header too small: the file has " + std::to_string(size) +
             " bytes, need at least 8 for the header length");
-  const uint64_t n = load_le64(bytes.data());
+  const uint64_t n = load_le<uint64_t>(bytes.data());
   // S3: checked before anything is sized from n.
   if (n > kSafetensorsMaxHeaderSize)
     corrupt(p + ": safetensors header too large: header length " + std::to_string(n) +

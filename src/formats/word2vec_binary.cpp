@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
@@ -28,13 +29,6 @@ constexpr size_t kMaxHeaderLine = 256;
 size_t header_end(std::string_view bytes) {
   size_t nl = bytes.substr(0, kMaxHeaderLine).find('\n');
   return nl;
-}
-
-float load_le_f32(const char* p) {
-  uint32_t u;
-  std::memcpy(&u, p, 4);
-  if constexpr (std::endian::native == std::endian::big) u = __builtin_bswap32(u);
-  return std::bit_cast<float>(u);
 }
 
 }  // namespace
@@ -110,7 +104,7 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
            " remain (file truncated mid-vector?)");
     float* row = values.get() + n_rows * dim;
     for (size_t k = 0; k < dim; ++k) {
-      float f = load_le_f32(data + vec_at + 4 * k);
+      float f = load_le<float>(data + vec_at + 4 * k);
       if (!std::isfinite(f))
         fail(path + ": vector " + std::to_string(r + 1) + " (" + excerpt(word) + "), value " +
              std::to_string(k + 1) + " of " + std::to_string(dim) + " at byte offset " +

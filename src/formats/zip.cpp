@@ -1,6 +1,7 @@
 // Zip reader for PyTorch checkpoints (APPNOTE.TXT 6.3). Only what torch.save writes is
 // supported: one disk, stored entries; zip64 records are honoured because torch writes them for
 // archives over 4 GiB.
+#include "embedscope/core/bytes.h"
 #include "embedscope/formats/zip.h"
 
 #include <array>
@@ -20,17 +21,10 @@ constexpr uint32_t kEndSig = 0x06054b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 
-template <typename T>
-T le(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 }  // namespace
 
 bool looks_like_zip(std::span<const std::byte> b) {
-  return b.size() >= 4 && le<uint32_t>(b.data()) == kLocalSig;
+  return b.size() >= 4 && load_le<uint32_t>(b.data()) == kLocalSig;
 }
 
 uint32_t crc32_ieee(std::span<const std::byte> bytes) {
@@ -62,7 +56,7 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
   // The end record is the last 22 bytes plus a comment of up to 65535 bytes: scan backwards.
   uint64_t eocd = UINT64_MAX;
   for (uint64_t k = n - 22 + 1; k-- > 0;) {
-    if (le<uint32_t>(p + k) == kEndSig && k + 22 + le<uint16_t>(p + k + 20) == n) {
+    if (load_le<uint32_t>(p + k) == kEndSig && k + 22 + load_le<uint16_t>(p + k + 20) == n) {
       eocd = k;
       break;
     }
@@ -70,22 +64,22 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
   }
   if (eocd == UINT64_MAX)
     fail("end-of-central-directory record not found (file truncated or not a zip archive)", n);
-  uint16_t disk = le<uint16_t>(p + eocd + 4), cd_disk = le<uint16_t>(p + eocd + 6);
-  uint64_t n_entries = le<uint16_t>(p + eocd + 10);
-  uint64_t cd_size = le<uint32_t>(p + eocd + 12);
-  uint64_t cd_offset = le<uint32_t>(p + eocd + 16);
+  uint16_t disk = load_le<uint16_t>(p + eocd + 4), cd_disk = load_le<uint16_t>(p + eocd + 6);
+  uint64_t n_entries = load_le<uint16_t>(p + eocd + 10);
+  uint64_t cd_size = load_le<uint32_t>(p + eocd + 12);
+  uint64_t cd_offset = load_le<uint32_t>(p + eocd + 16);
   if (n_entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
     if (eocd < 20) fail("zip64 locator missing before the end record", eocd);
     uint64_t loc = eocd - 20;
-    if (le<uint32_t>(p + loc) != kZip64LocatorSig) fail("zip64 locator signature missing", loc);
-    uint64_t z64 = le<uint64_t>(p + loc + 8);
+    if (load_le<uint32_t>(p + loc) != kZip64LocatorSig) fail("zip64 locator signature missing", loc);
+    uint64_t z64 = load_le<uint64_t>(p + loc + 8);
     if (!in_bounds(z64, 56, loc)) fail("zip64 end record offset " + std::to_string(z64) + " out of bounds", loc + 8);
-    if (le<uint32_t>(p + z64) != kZip64EndSig) fail("zip64 end record signature missing", z64);
-    disk = uint16_t(le<uint32_t>(p + z64 + 16));
-    cd_disk = uint16_t(le<uint32_t>(p + z64 + 20));
-    n_entries = le<uint64_t>(p + z64 + 32);
-    cd_size = le<uint64_t>(p + z64 + 40);
-    cd_offset = le<uint64_t>(p + z64 + 48);
+    if (load_le<uint32_t>(p + z64) != kZip64EndSig) fail("zip64 end record signature missing", z64);
+    disk = uint16_t(load_le<uint32_t>(p + z64 + 16));
+    cd_disk = uint16_t(load_le<uint32_t>(p + z64 + 20));
+    n_entries = load_le<uint64_t>(p + z64 + 32);
+    cd_size = load_le<uint64_t>(p + z64 + 40);
+    cd_offset = load_le<uint64_t>(p + z64 + 48);
   }
   if (disk != 0 || cd_disk != 0)
     throw Error(ErrorCode::kUnsupported, name + ": multi-disk zip archives are not supported");
@@ -102,17 +96,17 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
   const uint64_t cd_end = cd_offset + cd_size;
   for (uint64_t k = 0; k < n_entries; ++k) {
     if (cd_end - pos < 46) fail("central directory entry " + std::to_string(k) + " truncated", pos);
-    if (le<uint32_t>(p + pos) != kCentralSig)
+    if (load_le<uint32_t>(p + pos) != kCentralSig)
       fail("central directory entry " + std::to_string(k) + " has a bad signature", pos);
     ZipEntry e;
-    uint16_t flags = le<uint16_t>(p + pos + 8);
-    e.method = le<uint16_t>(p + pos + 10);
-    e.crc32 = le<uint32_t>(p + pos + 16);
-    e.compressed_size = le<uint32_t>(p + pos + 20);
-    e.size = le<uint32_t>(p + pos + 24);
-    uint64_t name_len = le<uint16_t>(p + pos + 28), extra_len = le<uint16_t>(p + pos + 30),
-             comment_len = le<uint16_t>(p + pos + 32);
-    e.header_offset = le<uint32_t>(p + pos + 42);
+    uint16_t flags = load_le<uint16_t>(p + pos + 8);
+    e.method = load_le<uint16_t>(p + pos + 10);
+    e.crc32 = load_le<uint32_t>(p + pos + 16);
+    e.compressed_size = load_le<uint32_t>(p + pos + 20);
+    e.size = load_le<uint32_t>(p + pos + 24);
+    uint64_t name_len = load_le<uint16_t>(p + pos + 28), extra_len = load_le<uint16_t>(p + pos + 30),
+             comment_len = load_le<uint16_t>(p + pos + 32);
+    e.header_offset = load_le<uint32_t>(p + pos + 42);
     uint64_t var = name_len + extra_len + comment_len;
     if (var > cd_end - pos - 46)
       fail("central directory entry " + std::to_string(k) + " name/extra/comment run past the directory", pos);
@@ -121,14 +115,14 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
     // zip64 extra field: only the fields that overflowed are present, in this order.
     const std::byte* x = p + pos + 46 + name_len;
     for (uint64_t xo = 0; xo + 4 <= extra_len;) {
-      uint16_t id = le<uint16_t>(x + xo), len = le<uint16_t>(x + xo + 2);
+      uint16_t id = load_le<uint16_t>(x + xo), len = load_le<uint16_t>(x + xo + 2);
       if (len > extra_len - xo - 4) fail("entry '" + e.name + "' extra field overruns", pos);
       if (id == 0x0001) {
         uint64_t f = xo + 4, fend = xo + 4 + len;
         auto take = [&](uint64_t& field) {
           if (field != 0xFFFFFFFFu) return;
           if (fend - f < 8) fail("entry '" + e.name + "' zip64 extra field too short", pos);
-          field = le<uint64_t>(x + f);
+          field = load_le<uint64_t>(x + f);
           f += 8;
         };
         take(e.size);
@@ -144,9 +138,9 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
                " outside the data area (" + std::to_string(cd_offset) + " bytes)",
            pos);
     const std::byte* lh = p + e.header_offset;
-    if (le<uint32_t>(lh) != kLocalSig)
+    if (load_le<uint32_t>(lh) != kLocalSig)
       fail("entry '" + e.name + "' local header signature missing", e.header_offset);
-    uint64_t lvar = uint64_t(le<uint16_t>(lh + 26)) + le<uint16_t>(lh + 28);
+    uint64_t lvar = uint64_t(load_le<uint16_t>(lh + 26)) + load_le<uint16_t>(lh + 28);
     e.data_offset = e.header_offset + 30 + lvar;
     if (!in_bounds(e.data_offset, e.compressed_size, cd_offset))
       fail("entry '" + e.name + "' data [" + std::to_string(e.data_offset) + ", +" +

@@ -1,3 +1,4 @@
+#include "embedscope/core/bytes.h"
 #include "embedscope/search/hnsw_index.h"
 
 // hnswlib 0.6.2's prefetches in searchBaseLayer read one link past the end of a neighbour list
@@ -108,13 +109,6 @@ constexpr size_t kBlobHeader = 96;
 constexpr uint64_t kMaxDegree = 65535;  // link counts are read as u16
 constexpr int kMaxLevel = 64;
 
-template <class T>
-T read_pod(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t rows,
                            uint64_t header_M, const std::string& path, size_t blob_off) {
   auto bad = [&](size_t off, const std::string& what) {
@@ -124,13 +118,13 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
   if (n < kBlobHeader)
     throw bad(0, "index data has " + std::to_string(n) + " bytes, its header alone needs " +
                      std::to_string(kBlobHeader));
-  const uint64_t off0 = read_pod<uint64_t>(b), max_el = read_pod<uint64_t>(b + 8),
-                 cur = read_pod<uint64_t>(b + 16), sz_el = read_pod<uint64_t>(b + 24),
-                 label_off = read_pod<uint64_t>(b + 32), data_off = read_pod<uint64_t>(b + 40);
-  const int32_t max_level = read_pod<int32_t>(b + 48);
-  const uint32_t entry = read_pod<uint32_t>(b + 52);
-  const uint64_t maxM = read_pod<uint64_t>(b + 56), maxM0 = read_pod<uint64_t>(b + 64);
-  const double mult = read_pod<double>(b + 80);
+  const uint64_t off0 = load_le<uint64_t>(b), max_el = load_le<uint64_t>(b + 8),
+                 cur = load_le<uint64_t>(b + 16), sz_el = load_le<uint64_t>(b + 24),
+                 label_off = load_le<uint64_t>(b + 32), data_off = load_le<uint64_t>(b + 40);
+  const int32_t max_level = load_le<int32_t>(b + 48);
+  const uint32_t entry = load_le<uint32_t>(b + 52);
+  const uint64_t maxM = load_le<uint64_t>(b + 56), maxM0 = load_le<uint64_t>(b + 64);
+  const double mult = load_le<double>(b + 80);
   if (off0 != 0) throw bad(0, "offsetLevel0 " + std::to_string(off0) + ", expected 0");
   if (maxM < 1 || maxM > kMaxDegree)
     throw bad(56, "maxM " + std::to_string(maxM) + " outside [1, " + std::to_string(kMaxDegree) + "]");
@@ -170,7 +164,7 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
   size_t pos = kBlobHeader + cur * sz_el;
   for (uint64_t i = 0; i < cur; ++i) {
     if (n - pos < 4) throw bad(pos, "link list size of element " + std::to_string(i) + " is cut off");
-    const uint32_t ls = read_pod<uint32_t>(b + pos);
+    const uint32_t ls = load_le<uint32_t>(b + pos);
     pos += 4;
     if (ls % links != 0 || ls / links > uint64_t(max_level) || ls > n - pos)
       throw bad(pos - 4, "link list size " + std::to_string(ls) + " of element " + std::to_string(i) +
@@ -188,14 +182,14 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
                       ", max level is " + std::to_string(max_level));
   // Pass 2: every link, vector and label.
   auto check_list = [&](size_t at, uint64_t cap, unsigned l, uint64_t i) {
-    const uint32_t head = read_pod<uint32_t>(b + at);
+    const uint32_t head = load_le<uint32_t>(b + at);
     const uint32_t count = head & 0xFFFFu;
     if (count > cap || (head >> 16) != 0)
       throw bad(at, "element " + std::to_string(i) + " level " + std::to_string(l) + ": link header 0x" +
                         hash_hex(head).substr(8) + " (count must be <= " + std::to_string(cap) +
                         ", no deleted mark)");
     for (uint32_t j = 0; j < count; ++j) {
-      const uint32_t id = read_pod<uint32_t>(b + at + 4 + 4 * size_t(j));
+      const uint32_t id = load_le<uint32_t>(b + at + 4 + 4 * size_t(j));
       if (id >= cur || level[id] < l)
         throw bad(at + 4 + 4 * size_t(j), "element " + std::to_string(i) + " level " + std::to_string(l) +
                                               " links to " + std::to_string(id) +
@@ -206,9 +200,9 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
     const size_t rec = kBlobHeader + i * sz_el;
     check_list(rec, maxM0, 0, i);
     for (uint64_t j = 0; j < dim; ++j)
-      if (!std::isfinite(read_pod<float>(b + rec + data_off + 4 * j)))
+      if (!std::isfinite(load_le<float>(b + rec + data_off + 4 * j)))
         throw bad(rec + data_off + 4 * j, "element " + std::to_string(i) + " value " + std::to_string(j) + " is not finite");
-    const uint64_t label = read_pod<uint64_t>(b + rec + label_off);
+    const uint64_t label = load_le<uint64_t>(b + rec + label_off);
     if (label >= rows)
       throw bad(rec + label_off, "element " + std::to_string(i) + " label " + std::to_string(label) +
                                      " is not a row (rows " + std::to_string(rows) + ")");
@@ -330,7 +324,7 @@ HnswIndex HnswIndex::load_bytes(std::span<const std::byte> data, uint64_t model_
   if (data.size() < 16 || std::memcmp(data.data(), kMagic, 8) != 0)
     throw corrupt("not an embedscope HNSW index (bytes 0..7 are not \"ESHNSW01\"; file has " +
                   std::to_string(data.size()) + " bytes)");
-  const uint64_t hl = read_pod<uint64_t>(data.data() + 8);
+  const uint64_t hl = load_le<uint64_t>(data.data() + 8);
   if (hl > kMaxHeader || hl > data.size() - 16)
     throw corrupt("header length " + std::to_string(hl) + " at byte 8 exceeds the limit " +
                   std::to_string(std::min<uint64_t>(kMaxHeader, data.size() - 16)));
@@ -377,7 +371,7 @@ HnswIndex HnswIndex::load_bytes(std::span<const std::byte> data, uint64_t model_
   // The hash only catches accidents; anyone can write a matching one. The structure is
   // checked as if it were hostile.
   validate_hnswlib_blob(blob.data(), blob.size(), dim, rows, M, path, blob_off);
-  const uint64_t cur = read_pod<uint64_t>(blob.data() + 16);
+  const uint64_t cur = load_le<uint64_t>(blob.data() + 16);
   HnswIndex ix;
   Impl& m = *ix.impl_;
   m.n_rows = rows;
