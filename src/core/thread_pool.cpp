@@ -2,37 +2,9 @@
 
 #include <algorithm>
 
+#include "embedscope/core/spin_wait.h"
+
 namespace embedscope {
-
-namespace {
-
-// ~1 ms of polling on current x86 cores (pause is ~40-140 cycles); see the header for why.
-constexpr uint32_t kSpinIterations = 1u << 15;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Polls `done` up to kSpinIterations times; true when it became true. Every 256 polls it
-// yields, so a spinning thread gives its core to a runnable one (more threads than cores, or a
-// busy machine) instead of holding it for the whole spin.
-template <class F>
-bool spin_until(F&& done) {
-  for (uint32_t i = 1; i <= kSpinIterations; ++i) {
-    if (done()) return true;
-    if (i % 256 == 0)
-      std::this_thread::yield();
-    else
-      cpu_relax();
-  }
-  return done();
-}
-
-}  // namespace
 
 ThreadPool::ThreadPool(size_t n_threads) {
   if (n_threads == 0) n_threads = std::max(1u, std::thread::hardware_concurrency());

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <queue>
 #include <fcntl.h>
 #ifdef __GLIBC__
@@ -23,6 +22,7 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
+#include "embedscope/core/spin_wait.h"
 #include "embedscope/core/thread_pool.h"
 #include "train/corpus.h"
 #include "train/rng.h"
@@ -206,11 +206,10 @@ constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
 constexpr uint64_t kChunksPerSegment = 32;
 constexpr uint64_t kChunksPerSegmentThreads = 128;
 
-// Where the training threads meet between segments. Waiters spin (with the CPU's pause hint)
-// instead of sleeping in the kernel: on these VMs waking a halted virtual CPU costs about a
-// millisecond, paid at every segment (Brown, 2 threads: ~35 segments an epoch, ~2 ms each
-// measured). They yield every 256 polls and after ~1 ms, and sleep after ~2 ms, so a slow
-// step (a checkpoint write) or more threads than cores do not leave a core spinning.
+// Where the training threads meet between segments. Waiters poll (core/spin_wait.h) instead of
+// sleeping in the kernel: on these VMs waking a halted virtual CPU costs about a millisecond,
+// paid at every segment (Brown, 2 threads, 32-chunk segments: ~35 an epoch, ~2 ms each
+// measured).
 class SpinBarrier {
  public:
   explicit SpinBarrier(size_t n) : n_(n) {}
@@ -224,17 +223,7 @@ class SpinBarrier {
       gen_.store(g + 1, std::memory_order_release);
       return;
     }
-    for (uint32_t spins = 1; gen_.load(std::memory_order_acquire) == g; ++spins) {
-      if (spins > (1u << 17)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      } else if (spins > (1u << 16) || spins % 256 == 0) {
-        std::this_thread::yield();  // gives the core to a runnable thread (more threads than cores)
-      } else {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-    }
+    wait_until([&] { return gen_.load(std::memory_order_acquire) != g; });
   }
 
  private:
