@@ -339,9 +339,10 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
   m.tensor = chosen;
   m.tensor_reason = reason;
   m.init_hint = "normal:" + fmt_double(cfg.initializer_range.value_or(0.02));
-  // Tables our trainer wrote start from word2vec's init, uniform in +-0.5 / dim.
+  // Tables our trainer wrote start uniform in +-1 / dim (gensim's and fastText's range). Only the
+  // shape of the distribution matters to a cosine baseline, not its width.
   if (!cfg.present && m.emb.metadata.count("embedscope.train.arch") && m.emb.table.dim())
-    m.init_hint = "uniform:" + fmt_double(0.5 / double(m.emb.table.dim()));
+    m.init_hint = "uniform:" + fmt_double(1.0 / double(m.emb.table.dim()));
   return m;
 }
 

@@ -56,7 +56,8 @@ struct Model {
                                  // tokenizer are excluded); == table rows when no tokenizer
   std::string init_hint;         // init distribution for a random baseline: "normal:<config
                                  // initializer_range>", default "normal:0.02" (GPT-2's);
-                                 // word2vec-style files "uniform:<0.5/dim>"
+                                 // word2vec-style files "uniform:<0.5/dim>" (word2vec.c's),
+                                 // tables embedscope trained "uniform:<1/dim>"
 };
 
 Model load_model(const std::string& ref, const ModelOptions& options = {});
