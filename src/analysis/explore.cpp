@@ -34,8 +34,9 @@ std::string fmt2(double v) {
   return b;
 }
 
+// "none is a synonym", "1 is a synonym", "3 are synonyms".
 std::string count_phrase(size_t n, const char* one, const char* many) {
-  return (n == 0 ? std::string("none") : std::to_string(n)) + " " + (n == 1 ? one : many);
+  return (n == 0 ? std::string("none") : std::to_string(n)) + " " + (n <= 1 ? one : many);
 }
 
 }  // namespace
@@ -327,8 +328,8 @@ std::string explore_verdict(const LabelCounts& m, const LabelCounts& b, double m
   std::string out = std::to_string(v) + " of " + std::to_string(k) + " neighbours " +
                     (v == 1 ? "is a spelling or inflection variant" : "are spelling or inflection variants") +
                     " of the query; " + count_phrase(r, "is a related concept", "are related concepts") +
-                    "; " + (s == 0 ? std::string("none is a synonym") : count_phrase(s, "is a synonym", "are synonyms")) +
-                    "; " + (n == 0 ? std::string("none is noise") : count_phrase(n, "is noise", "are noise"));
+                    "; " + count_phrase(s, "is a synonym", "are synonyms") +
+                    "; " + count_phrase(n, "is noise", "are noise");
   if (n > 0 && !m.noise_kinds.empty()) {
     auto top = std::max_element(m.noise_kinds.begin(), m.noise_kinds.end(),
                                 [](auto& a, auto& c) { return a.second < c.second; });

@@ -149,6 +149,10 @@ TEST(ExploreVerdict, SaysWhatTheCountsSay) {
                    "concepts; none is a synonym; 1 is noise"), std::string::npos) << v;
   EXPECT_NE(v.find("groups surface forms more than meanings"), std::string::npos) << v;
   EXPECT_NE(v.find("gives 10 noise neighbours with cosine under 0.15"), std::string::npos) << v;
+  m.by_label = {0, 0, 0, 10};
+  v = explore_verdict(m, b, 0.7, 0.3, 0.33);
+  EXPECT_NE(v.find("0 of 10 neighbours are spelling or inflection variants of the query; none is a "
+                   "related concept; none is a synonym; 10 are noise"), std::string::npos) << v;
   m.by_label = {1, 1, 1, 7};
   v = explore_verdict(m, b, 0.1, 0.14, 0.146);
   EXPECT_NE(v.find("Most neighbours are noise"), std::string::npos) << v;
