@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
@@ -49,14 +50,14 @@ bool is_integer(GgufValueType t) {
 // Reads an integer scalar of type t at p, as (unsigned, signed, is_negative).
 void read_integer(GgufValueType t, const std::byte* p, uint64_t* u, int64_t* i) {
   switch (t) {
-    case GgufValueType::kUint8: { uint8_t v; std::memcpy(&v, p, 1); *u = v; *i = v; return; }
-    case GgufValueType::kInt8: { int8_t v; std::memcpy(&v, p, 1); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint16: { uint16_t v; std::memcpy(&v, p, 2); *u = v; *i = v; return; }
-    case GgufValueType::kInt16: { int16_t v; std::memcpy(&v, p, 2); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint32: { uint32_t v; std::memcpy(&v, p, 4); *u = v; *i = v; return; }
-    case GgufValueType::kInt32: { int32_t v; std::memcpy(&v, p, 4); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint64: { uint64_t v; std::memcpy(&v, p, 8); *u = v; *i = int64_t(v); return; }
-    case GgufValueType::kInt64: { int64_t v; std::memcpy(&v, p, 8); *i = v; *u = uint64_t(v); return; }
+    case GgufValueType::kUint8: { const auto v = load_le<uint8_t>(p); *u = v; *i = v; return; }
+    case GgufValueType::kInt8: { const auto v = load_le<int8_t>(p); *i = v; *u = uint64_t(v); return; }
+    case GgufValueType::kUint16: { const auto v = load_le<uint16_t>(p); *u = v; *i = v; return; }
+    case GgufValueType::kInt16: { const auto v = load_le<int16_t>(p); *i = v; *u = uint64_t(v); return; }
+    case GgufValueType::kUint32: { const auto v = load_le<uint32_t>(p); *u = v; *i = v; return; }
+    case GgufValueType::kInt32: { const auto v = load_le<int32_t>(p); *i = v; *u = uint64_t(v); return; }
+    case GgufValueType::kUint64: { const auto v = load_le<uint64_t>(p); *u = v; *i = int64_t(v); return; }
+    case GgufValueType::kInt64: { const auto v = load_le<int64_t>(p); *i = v; *u = uint64_t(v); return; }
     default: *u = 0; *i = 0;
   }
 }
@@ -95,8 +96,7 @@ class GgufParser {
            std::string("file truncated reading ") + field + ": need " + std::to_string(sizeof(T)) +
                " bytes, " + std::to_string(remain()) + " remain",
            pos_);
-    T v;
-    std::memcpy(&v, p_ + pos_, sizeof(T));
+    const T v = load_le<T>(p_ + pos_);
     pos_ += sizeof(T);
     return v;
   }
@@ -204,11 +204,9 @@ void GgufParser::parse_kv(GgufFile& g, uint64_t index) {
     if (is_integer(kv.type)) {
       read_integer(kv.type, v, &kv.u, &kv.i);
     } else if (kv.type == GgufValueType::kFloat32) {
-      float f;
-      std::memcpy(&f, v, 4);
-      kv.f = f;
+      kv.f = load_le<float>(v);
     } else if (kv.type == GgufValueType::kFloat64) {
-      std::memcpy(&kv.f, v, 8);
+      kv.f = load_le<double>(v);
     } else if (kv.type == GgufValueType::kBool) {
       uint8_t b = std::to_integer<uint8_t>(*v);
       if (b > 1)
@@ -515,8 +513,7 @@ std::vector<std::string> GgufFile::string_array(std::string_view key) const {
   out.reserve(kv.array_count);  // validated against the file size at open()
   uint64_t pos = kv.array_offset;
   for (uint64_t k = 0; k < kv.array_count; ++k) {
-    uint64_t n;
-    std::memcpy(&n, data_ + pos, 8);  // bounds established by open()
+    const auto n = load_le<uint64_t>(data_ + pos);  // bounds established by open()
     out.emplace_back(reinterpret_cast<const char*>(data_ + pos + 8), size_t(n));
     pos += 8 + n;
   }
@@ -541,13 +538,10 @@ std::vector<double> GgufFile::float_array(std::string_view key) const {
     wrong_type(path_, kv, "ARRAY of FLOAT32 or FLOAT64");
   std::vector<double> out(kv.array_count);
   for (uint64_t k = 0; k < kv.array_count; ++k) {
-    if (kv.array_type == GgufValueType::kFloat32) {
-      float f;
-      std::memcpy(&f, data_ + kv.array_offset + 4 * k, 4);
-      out[k] = f;
-    } else {
-      std::memcpy(&out[k], data_ + kv.array_offset + 8 * k, 8);
-    }
+    if (kv.array_type == GgufValueType::kFloat32)
+      out[k] = load_le<float>(data_ + kv.array_offset + 4 * k);
+    else
+      out[k] = load_le<double>(data_ + kv.array_offset + 8 * k);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/error.h"
 
 namespace embedscope {
@@ -46,9 +47,7 @@ class Unpickler {
   }
   template <typename T>
   T arg(const char* what) {
-    T v;
-    std::memcpy(&v, b_.data() + need(sizeof v, what), sizeof v);
-    return v;
+    return load_le<T>(b_.data() + need(sizeof(T), what));
   }
   std::string text(uint64_t n, const char* what) {
     uint64_t at = need(n, what);

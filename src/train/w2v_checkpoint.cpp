@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embedscope/core/atomic_file.h"
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
@@ -31,9 +32,7 @@ struct Checksum {
     const unsigned char* p = static_cast<const unsigned char*>(data);
     while (n > 0 && n_pending != 0) push_byte(*p++), --n;
     while (n >= 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      h = (h ^ w) * 0x100000001b3ull;
+      h = (h ^ load_le<uint64_t>(p)) * 0x100000001b3ull;
       p += 8;
       n -= 8;
     }
@@ -172,14 +171,12 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
   if (std::memcmp(p + size - 8, kFooter, 8) != 0)
     throw corrupt("footer missing at offset " + std::to_string(size - 8) +
                   " (file truncated or still being written)");
-  uint64_t hl;
-  std::memcpy(&hl, p + 8, 8);
+  const auto hl = load_le<uint64_t>(p + 8);
   if (hl > size - 32 || hl > kMaxCheckpointHeader)
     throw corrupt("header length " + std::to_string(hl) + " at offset 8 exceeds the " +
                   std::to_string(size - 32) + " bytes available or the limit of " +
                   std::to_string(kMaxCheckpointHeader));
-  uint64_t stored;
-  std::memcpy(&stored, p + size - 16, 8);
+  const auto stored = load_le<uint64_t>(p + size - 16);
   if (stored != word2vec_checkpoint_checksum(bytes.first(size - 16)))
     throw corrupt("checksum mismatch at offset " + std::to_string(size - 16) +
                   " (the file is damaged)");
