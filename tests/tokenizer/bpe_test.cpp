@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "embedscope/core/error.h"
@@ -166,6 +168,30 @@ TEST(BpeLoad, RejectsDuplicateMerge) {
   Error e = load_error("dup_merge");
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
   EXPECT_NE(std::string(e.what()).find("duplicate merge"), std::string::npos) << e.what();
+}
+
+// A file past the 256 MiB limit is refused by its size, before any parsing or reservation
+// sized by it (a sparse file: no disk is used).
+TEST(BpeLoad, RejectsVocabOverTheSizeLimit) {
+  TempDir d;
+  ASSERT_TRUE(test::write_tiny_bpe(d, "ok"));
+  std::filesystem::resize_file(d.file("vocab.json"), (uintmax_t(256) << 20) + 1);
+  try {
+    BpeTokenizer::from_files(d.file("vocab.json"), d.file("merges.txt"));
+    FAIL() << "a 256 MiB + 1 byte vocab.json was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("vocab.json: file is 268435457 bytes, limit 268435456"), std::string::npos) << m;
+  }
+  std::ofstream(d.file("tokenizer.json")) << "{}";
+  std::filesystem::resize_file(d.file("tokenizer.json"), (uintmax_t(256) << 20) + 1);
+  try {
+    BpeTokenizer::from_tokenizer_json(d.file("tokenizer.json"));
+    FAIL() << "a 256 MiB + 1 byte tokenizer.json was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("268435456"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BpeLoad, MissingFileIsNotFound) {
