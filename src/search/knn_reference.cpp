@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "embedscope/core/error.h"
@@ -35,7 +36,7 @@ std::vector<Neighbor> knn_reference(const EmbeddingTable& table, std::span<const
       double d = double(query[j]) - row[j];
       l2 += d * d;
     }
-    double s;
+    double s = std::numeric_limits<double>::quiet_NaN();  // an unknown metric matches nothing
     switch (o.metric) {
       case Metric::kCosine:
         if (rn == 0 || qn == 0) continue;
