@@ -27,6 +27,8 @@ json parse_json(const std::string& path, std::string_view text) {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     corrupt(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // out_of_range: a number too large for a double
+    corrupt(path + ": invalid JSON: " + e.what());
   }
 }
 

@@ -194,6 +194,20 @@ TEST(BpeLoad, RejectsVocabOverTheSizeLimit) {
   }
 }
 
+// nlohmann's parser throws out_of_range, not parse_error, for a number beyond double's range:
+// still a kCorrupt naming the file (libFuzzer found it terminating the process).
+TEST(BpeLoad, RejectsJsonNumberOutOfRange) {
+  try {
+    BpeTokenizer::from_tokenizer_json_text(R"({"model": {"vocab": {"a": 1e999}}})", "t.json");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("t.json: invalid JSON"), std::string::npos) << m;
+    EXPECT_NE(m.find("number overflow"), std::string::npos) << m;
+  }
+}
+
 TEST(BpeLoad, MissingFileIsNotFound) {
   TempDir d;
   try {
