@@ -206,6 +206,10 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
                     (obj.contains(k) ? obj[k].dump() : "(absent)") + ", expected a finite number");
     return obj[k].get<double>();
   };
+  // A field for an error message; const operator[] on an absent key is undefined behaviour.
+  auto unsigned_text = [](const json& obj, const char* k) {
+    return obj.contains(k) ? obj.at(k).dump() : std::string("(absent)");
+  };
   Word2VecCheckpointInfo info;
   const json& fp = h["fingerprint"];
   const json& ar = h["arrays"];
@@ -264,7 +268,8 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
                   std::to_string(stream_len / kCheckpointChunk + 1) + " chunks of the id stream");
   if (unsigned_field(fp, "fingerprint", "dim") != dim ||
       unsigned_field(fp, "fingerprint", "n_rows") != info.syn0_rows)
-    throw corrupt("fingerprint dim/n_rows = " + fp["dim"].dump() + "/" + fp["n_rows"].dump() +
+    throw corrupt("fingerprint dim/n_rows = " + unsigned_text(fp, "dim") + "/" +
+                  unsigned_text(fp, "n_rows") +
                   " differ from arrays.dim/syn0 = " + std::to_string(dim) + "/" +
                   std::to_string(info.syn0_rows));
   return info;
