@@ -20,6 +20,18 @@ struct EmbeddingTable::Cache {
 
 EmbeddingTable::EmbeddingTable() : cache_(std::make_shared<Cache>()) {}
 
+void check_table_shape(const std::string& where, uint64_t rows, uint64_t dim) {
+  if (dim > kMaxTableDim)
+    throw Error(ErrorCode::kCorrupt, where + ": rows of " + std::to_string(dim) +
+                                         " values exceed the limit of " +
+                                         std::to_string(kMaxTableDim) + " per row");
+  const uint64_t max_rows = dim == 0 ? kMaxTableDim : kMaxTableRows;
+  if (rows > max_rows)
+    throw Error(ErrorCode::kCorrupt, where + ": " + std::to_string(rows) + " rows exceed the limit of " +
+                                         std::to_string(max_rows) +
+                                         (dim == 0 ? " for a matrix with no columns" : " (row ids are 32-bit)"));
+}
+
 EmbeddingTable EmbeddingTable::from_f32(size_t n_rows, size_t dim, std::vector<float> data) {
   ES_CHECK(data.size() == n_rows * dim);
   auto owned = std::make_shared<std::vector<float>>(std::move(data));
@@ -37,6 +49,7 @@ EmbeddingTable EmbeddingTable::from_u16(size_t n_rows, size_t dim, DType dtype,
 
 EmbeddingTable EmbeddingTable::view(std::shared_ptr<const void> owner, const std::byte* data,
                                     size_t n_rows, size_t dim, DType dtype, bool zero_copy) {
+  check_table_shape("embedding table", n_rows, dim);
   ES_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0);
   ES_CHECK(data != nullptr || n_rows * dim == 0);
   EmbeddingTable t;
@@ -51,6 +64,7 @@ EmbeddingTable EmbeddingTable::view(std::shared_ptr<const void> owner, const std
 
 EmbeddingTable EmbeddingTable::copy_of(const std::byte* bytes, size_t n_rows, size_t dim,
                                        DType dtype) {
+  check_table_shape("embedding table", n_rows, dim);
   size_t n = n_rows * dim;
   if (dtype == DType::kF32) {
     std::vector<float> v(n);
@@ -124,7 +138,7 @@ const std::vector<float>& EmbeddingTable::norms() const {
                                : 1;
     std::vector<uint64_t> bad(threads, 0);
     auto pass = [&](size_t begin, size_t end, size_t t) {
-      std::vector<float> buf(dtype_ == DType::kF32 ? 0 : dim_);
+      std::vector<float> buf(dtype_ == DType::kF32 || begin == end ? 0 : dim_);
       for (size_t i = begin; i < end; ++i) {
         const float* x;
         if (dtype_ == DType::kF32) {

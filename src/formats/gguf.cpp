@@ -568,6 +568,7 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
                 path_ + ": GGUF tensor '" + t->name + "' has type " + t->type_name +
                     ", which embedscope cannot dequantise (supported: F32 F16 BF16 Q8_0 Q4_0 "
                     "Q4_1 Q5_0 Q5_1 Q4_K Q6_K)");
+  check_table_shape(path_ + ": GGUF tensor '" + t->name + "'", t->shape[1], t->shape[0]);
   size_t dim = size_t(t->shape[0]), rows = size_t(t->shape[1]);
   const std::byte* src = data_ + data_offset_ + t->offset;
   LoadedEmbeddings e;

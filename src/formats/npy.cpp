@@ -277,6 +277,8 @@ LoadedEmbeddings load_npy_bytes(std::shared_ptr<const void> owner, std::span<con
             shape_str(h.shape) + " x " + d + " needs " + std::to_string(*nbytes) + " bytes, the file has " +
             std::to_string(avail));
 
+  // After the size checks: a huge shape in a small file is reported as truncated.
+  check_table_shape(p + ": npy shape " + shape_str(h.shape), rows, dim);
   LoadedEmbeddings e;
   e.format = FileFormat::kNpy;
   e.path = p;

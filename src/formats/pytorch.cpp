@@ -187,6 +187,7 @@ LoadedEmbeddings TorchCheckpoint::load_matrix(const std::string& name) const {
   const ZipEntry* e = zip_.find(prefix_ + "data/" + t->storage_key);
   const std::byte* base = zip_.data(*e).data();
   size_t es = elem_size(t->dtype);
+  check_table_shape(path_ + ": tensor '" + name + "'", t->shape[0], t->shape[1]);
   size_t rows = t->shape[0], dim = t->shape[1];
   LoadedEmbeddings out;
   out.format = FileFormat::kPytorch;

@@ -356,6 +356,7 @@ LoadedEmbeddings SafetensorsFile::load_matrix(const std::string& tensor_name) co
                 where + " has shape " + shape_str(t->shape) + " (" +
                     std::to_string(t->shape.size()) + "-D); an embedding matrix must be 2-D");
   const uint64_t rows = t->shape[0], dim = t->shape[1];
+  check_table_shape(where, rows, dim);
   // A [0, huge] tensor has no bytes, but rows x dim would still overflow in row arithmetic.
   if (!checked_mul(dim, 8) || !checked_mul(rows, 8))
     corrupt(where + " shape " + shape_str(t->shape) + " is too large for a table");

@@ -184,6 +184,28 @@ TEST(Blas, OpensOpenBlasOnFirstUseAndComputes) {
   EXPECT_NEAR(w[1], 3.0f, 1e-6);
 }
 
+TEST(EmbeddingTable, RefusesRowsWiderThanTheLimit) {
+  EXPECT_NO_THROW(EmbeddingTable::from_f32(0, kMaxTableDim, {}));
+  try {
+    EmbeddingTable::from_f32(0, kMaxTableDim + 1, {});
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("1048577 values exceed the limit of 1048576"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW(EmbeddingTable::copy_of(nullptr, 0, kMaxTableDim + 1, DType::kF16), Error);
+  // With no columns the file's size bounds nothing: the row count has its own limit.
+  EXPECT_NO_THROW(EmbeddingTable::from_f32(kMaxTableDim, 0, {}));
+  try {
+    EmbeddingTable::from_f32(kMaxTableDim + 1, 0, {});
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1048577 rows exceed the limit of 1048576 for a matrix with no columns"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(EmbeddingTable, ZeroDimRowsAreEmptyNotUndefined) {
   auto t = EmbeddingTable::view(nullptr, nullptr, 2, 0, DType::kF32, false);
   EXPECT_TRUE(t.row(1).empty());

@@ -32,6 +32,7 @@ np.save(out + '/be.npy', a.astype('>f4'))
 np.save(out + '/be_f2.npy', a.astype('>f2'))
 np.save(out + '/be_f8.npy', W.double().mul(1.1).numpy().astype('>f8'))
 np.save(out + '/vector.npy', a[3])
+np.save(out + '/wide_empty.npy', np.zeros((0, 2**20 + 1), np.float32))  # no bytes, absurd width
 for v in (1, 2, 3):
     with open(out + '/v%d.npy' % v, 'wb') as f:
         np.lib.format.write_array(f, a, version=(v, 0))
@@ -105,6 +106,20 @@ TEST_F(NpyFromNumpy, ReadsVectorAsOneRow) {
   EXPECT_EQ(e.table.n_rows(), 1u);
   EXPECT_EQ(e.table.dim(), 5u);
   EXPECT_EQ(table_bytes(e.table), expected("exp_f4.bin").substr(3 * 20, 20));
+}
+
+// A 0 x (2^20 + 1) matrix has no bytes to check against the file size, but every per-row
+// buffer would be sized by its width: refused by the row-width limit, naming the file.
+TEST_F(NpyFromNumpy, RejectsRowsWiderThanTheLimit) {
+  try {
+    load_npy(file("wide_empty.npy"));
+    FAIL() << "a 0 x 1048577 matrix was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("wide_empty.npy"), std::string::npos) << m;
+    EXPECT_NE(m.find("rows of 1048577 values exceed the limit of 1048576"), std::string::npos) << m;
+  }
 }
 
 TEST(NpyToNumpy, NumpyReadsWhatWeWriteExactly) {

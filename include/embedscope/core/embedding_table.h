@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "embedscope/core/dtype.h"
@@ -27,6 +28,18 @@
 namespace embedscope {
 
 using TokenId = int32_t;
+
+// Shape limits. A file's byte size bounds rows x dim, but not a side when the other is 0: a
+// declared 0 x 2^40 or 2^56 x 0 matrix has no bytes at all, yet per-row buffers (a query, a
+// dequantised row) are sized by dim and per-table ones (norms) by the row count.
+//  - dim: at most 1,048,576 values per row (the widest real embedding tables have 16-32k);
+//  - rows: at most 2^31 - 1 (row ids are TokenId), and a zero-width matrix at most kMaxTableDim.
+// Loaders call check_table_shape naming the file and tensor; the factories below throw too, as
+// a backstop.
+inline constexpr size_t kMaxTableDim = size_t(1) << 20;
+inline constexpr size_t kMaxTableRows = size_t(INT32_MAX);
+// Throws Error(kCorrupt) "WHERE: rows of DIM values exceed the limit of ..." (or the row count).
+void check_table_shape(const std::string& where, uint64_t rows, uint64_t dim);
 
 class EmbeddingTable {
  public:
