@@ -1,7 +1,6 @@
 // safetensors reader and writer. The checks follow the reference reader's order
 // (safetensors/src/tensor.rs: read_metadata, Metadata::validate) so that a file it rejects, we
 // reject, with messages that name the field; see include/embedscope/formats/safetensors.h.
-#include "embedscope/core/bytes.h"
 #include "embedscope/formats/safetensors.h"
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <set>
 
 #include "embedscope/core/atomic_file.h"
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "formats/json_scan.h"

@@ -1,13 +1,13 @@
 // Zip reader for PyTorch checkpoints (APPNOTE.TXT 6.3). Only what torch.save writes is
 // supported: one disk, stored entries; zip64 records are honoured because torch writes them for
 // archives over 4 GiB.
-#include "embedscope/core/bytes.h"
 #include "embedscope/formats/zip.h"
 
 #include <array>
 #include <cstring>
 #include <unordered_map>
 
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 

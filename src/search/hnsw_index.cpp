@@ -1,4 +1,3 @@
-#include "embedscope/core/bytes.h"
 #include "embedscope/search/hnsw_index.h"
 
 // hnswlib 0.6.2's prefetches in searchBaseLayer read one link past the end of a neighbour list
@@ -20,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embedscope/core/atomic_file.h"
+#include "embedscope/core/bytes.h"
 #include "embedscope/core/checked.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
