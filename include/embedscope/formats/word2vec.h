@@ -66,7 +66,7 @@ namespace embedscope {
 
 inline constexpr size_t kMaxWordBytes = 64 * 1024;
 inline constexpr size_t kMaxLineBytes = 16 * 1024 * 1024;
-inline constexpr size_t kMaxDim = 1 << 20;
+inline constexpr size_t kMaxDim = kMaxTableDim;  // core/embedding_table.h's row-width limit
 
 // Reads "N DIM" word2vec text, fastText .vec, or header-less GloVe (auto-detected from the
 // first line; LoadOptions::format = kGlove forces header-less, kWord2VecText requires a
