@@ -116,6 +116,21 @@ HWY_INLINE float* Row(float* base, float* hot, const int32_t* slot, uint32_t r, 
   return base + size_t(r) * stride;
 }
 
+// A row id as negative draws name it (see W2vShared::neg_alias): a hot row is its slot, tagged.
+HWY_INLINE uint32_t Tagged(const W2vShared& m, uint32_t r) {
+  if (m.hot_slot) {
+    const int32_t s = m.hot_slot[r];
+    if (s >= 0) return kW2vHotTag | uint32_t(s);
+  }
+  return r;
+}
+
+// Where the output row of a tagged id lives for this thread.
+HWY_INLINE float* OutRow(const W2vShared& m, float* hot, uint32_t tagged) {
+  return tagged & kW2vHotTag ? hot + size_t(tagged & ~kW2vHotTag) * m.stride
+                             : m.syn1neg + size_t(tagged) * m.stride;
+}
+
 // One prediction: returns g and adds the loss. label is 1 (positive) or 0.
 HWY_INLINE float Gradient(float f, float label, float alpha, W2vThread& t) {
   const auto& tb = w2v_detail::tables();
@@ -153,17 +168,18 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
   if (m.negative > 0) {
     // Draw the negatives first (same generator sequence as drawing them one by one) so their
     // rows can be prefetched: the random output rows are the trainer's main cache misses.
-    uint32_t targets[kMaxNegativeInline + 1];
+    float* targets[kMaxNegativeInline + 1];
     size_t n_t = 0;
-    targets[n_t++] = word;
+    const uint32_t tagged_word = Tagged(m, word);
+    targets[n_t++] = OutRow(m, t.hot_syn1neg, tagged_word);
     for (size_t d = 0; d < m.negative; ++d) {
       const uint32_t target = DrawNegative(m, t);
-      if (target == word) continue;
-      targets[n_t++] = target;
-      hwy::Prefetch(Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S));
+      if (target == tagged_word) continue;
+      targets[n_t++] = OutRow(m, t.hot_syn1neg, target);
+      hwy::Prefetch(targets[n_t - 1]);
     }
     for (size_t k = 0; k < n_t; ++k) {
-      float* out = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, targets[k], S);
+      float* out = targets[k];
       float g = Gradient(Dot(l1, out, S), k == 0 ? 1.0f : 0.0f, alpha, t);
       Update(g, l1, out, neu1e, S);
     }
@@ -175,11 +191,24 @@ HWY_INLINE void CountUpdate(const W2vShared& m, uint32_t row) {
     std::atomic_ref<uint64_t>(m.row_updates[row]).fetch_add(1, std::memory_order_relaxed);
 }
 
+// PREFETCHW (fetch a line in exclusive state). __builtin_prefetch(p, 1) emits it only when the
+// compiler targets PRFCHW, which Highway's target attributes do not include, so it silently
+// became a read prefetch (PREFETCHT0): a line the other core held then arrived shared and the
+// store needed a second round trip for ownership. The opcode (0F 0D /1) is a hint on every
+// x86-64 CPU: processors without PRFCHW execute it as a NOP.
+HWY_INLINE void PrefetchW(const char* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 // Prefetches a whole row for writing. The rows of a window are read and then written: asking
 // for ownership up front saves the second coherence round trip when another core holds them.
 HWY_INLINE void PrefetchRowForWrite(const float* row, size_t stride) {
   const char* p = reinterpret_cast<const char*>(row);
-  for (size_t off = 0; off < stride * sizeof(float); off += 64) __builtin_prefetch(p + off, 1, 3);
+  for (size_t off = 0; off < stride * sizeof(float); off += 64) PrefetchW(p + off);
 }
 
 // The output rows of one skip-gram window: the center's row, then its negatives (a negative
@@ -192,11 +221,12 @@ struct WindowTargets {
 HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w, W2vThread& t) {
   const size_t S = m.stride;
   w.n = 0;
-  w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, word, S);
+  const uint32_t tagged_word = Tagged(m, word);
+  w.out[w.n++] = OutRow(m, t.hot_syn1neg, tagged_word);
   for (size_t d = 0; d < m.negative; ++d) {
     const uint32_t target = DrawNegative(m, t);
-    if (target == word) continue;
-    w.out[w.n++] = Row(m.syn1neg, t.hot_syn1neg, m.hot_slot, target, S);
+    if (target == tagged_word) continue;
+    w.out[w.n++] = OutRow(m, t.hot_syn1neg, target);
   }
   for (size_t k = 0; k < w.n; ++k) PrefetchRowForWrite(w.out[k], S);
 }

@@ -24,6 +24,9 @@ struct W2vAlias {
   uint32_t other;
 };
 
+// Row ids are below 2^31 (kMaxTableRows), which leaves the top bit for this tag.
+inline constexpr uint32_t kW2vHotTag = 0x80000000u;
+
 struct W2vShared {
   size_t stride = 0;
   float* syn0 = nullptr;
@@ -31,7 +34,9 @@ struct W2vShared {
   float* syn1 = nullptr;      // null unless hs
   bool cbow = false;
   size_t window = 5, negative = 5;
-  const W2vAlias* neg_alias = nullptr;  // count^0.75 over the trained rows
+  // count^0.75 over the trained rows. With hot_slot, entries name hot rows by tagged slot
+  // (kW2vHotTag | slot), so that a draw finds the thread's copy without a second random read.
+  const W2vAlias* neg_alias = nullptr;
   uint64_t neg_alias_size = 0;
   // Hierarchical softmax: row r's path is hs_points/hs_codes[hs_offset[r] .. hs_offset[r+1]).
   const uint32_t* hs_offset = nullptr;

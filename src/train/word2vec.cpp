@@ -292,6 +292,11 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   res.corpus_words = corpus.corpus_words;
   const size_t n_rows = corpus.vocab.size(), dim = o.dim;
   const size_t stride = (dim + kStrideAlign - 1) / kStrideAlign * kStrideAlign;
+  // Row ids must leave the top bit free for kW2vHotTag (and fit a table: kMaxTableRows).
+  if (n_rows > kMaxTableRows)
+    throw Error(ErrorCode::kInvalidArgument,
+                "vocabulary of " + std::to_string(n_rows) + " rows exceeds the table limit of " +
+                    std::to_string(kMaxTableRows) + " rows (use max_vocab)");
   const auto& counts = corpus.vocab.counts();
   const std::vector<uint8_t>& trained = corpus.trained;
   const float lr0 = o.lr > 0 ? o.lr : (o.arch == W2vArch::kCbow ? 0.05f : 0.025f);
@@ -384,6 +389,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     hot_slot.assign(n_rows, -1);
     for (size_t k = 0; k < n_hot; ++k) hot_slot[hot_rows[k]] = int32_t(k);
     shared.hot_slot = hot_slot.data();
+    for (W2vAlias& e : neg_table)
+      for (uint32_t* r : {&e.row, &e.other})
+        if (hot_slot[*r] >= 0) *r = kW2vHotTag | uint32_t(hot_slot[*r]);
   }
   ThreadPool pool(o.threads);
   std::vector<ThreadStats> ts(o.threads);
@@ -398,28 +406,38 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
       if (shared.syn1neg) t.hot_syn1neg.allocate(n_hot * stride);
     }
   }
-  // Folds every thread's changes to the hot rows into the shared matrices, then gives every
-  // thread a fresh copy. The shared hot rows are not written during a segment, so they are
-  // the common starting point of all copies.
-  auto merge_hot = [&](bool fold) {
-    for (size_t k = 0; k < n_hot; ++k)
+  // Between segments the hot rows are merged in two steps, both run by every thread on its own
+  // share so that neither waits for one thread doing all of it:
+  //  - fold (rows k = thread, thread + T, ...): row += sum over threads of (copy - row). The shared
+  //    hot rows are not written during a segment, so they are the common starting point of all
+  //    copies.
+  //  - refresh: each thread copies the merged rows into its own copies. Done by the owner, its
+  //    cache gets the lines in exclusive state; when one thread wrote every copy, the other's first
+  //    write to each of its ~14 k lines was a miss served from that thread's cache.
+  auto fold_hot = [&](size_t thread) {
+    for (size_t k = thread; k < n_hot; k += o.threads)
       for (int m = 0; m < 2; ++m) {
         float* row = (m == 0 ? syn0.data() : shared.syn1neg);
         if (!row) continue;
         row += size_t(hot_rows[k]) * stride;
-        if (fold)
-          for (size_t d = 0; d < dim; ++d) {
-            const float base = row[d];
-            float sum = base;
-            for (auto& t : ts) sum += (m == 0 ? t.hot_syn0 : t.hot_syn1neg).data()[k * stride + d] - base;
-            row[d] = sum;
-          }
-        for (auto& t : ts)
-          std::memcpy((m == 0 ? t.hot_syn0 : t.hot_syn1neg).data() + k * stride, row,
-                      stride * sizeof(float));
+        for (size_t d = 0; d < dim; ++d) {
+          const float base = row[d];
+          float sum = base;
+          for (auto& t : ts) sum += (m == 0 ? t.hot_syn0 : t.hot_syn1neg).data()[k * stride + d] - base;
+          row[d] = sum;
+        }
       }
   };
-  merge_hot(false);
+  auto refresh_hot = [&](size_t thread) {
+    ThreadStats& t = ts[thread];
+    for (size_t k = 0; k < n_hot; ++k) {
+      std::memcpy(t.hot_syn0.data() + k * stride, syn0.data() + size_t(hot_rows[k]) * stride,
+                  stride * sizeof(float));
+      if (shared.syn1neg)
+        std::memcpy(t.hot_syn1neg.data() + k * stride,
+                    shared.syn1neg + size_t(hot_rows[k]) * stride, stride * sizeof(float));
+    }
+  };
 
   auto process_chunk = [&](uint64_t epoch, uint64_t chunk, ThreadStats& t) {
     W2vThread th;
@@ -481,7 +499,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     next.store(s, std::memory_order_relaxed);
   };
   auto end_segment = [&] {
-    merge_hot(true);
     for (auto& t : ts) {
       st.words_done += t.words;
       st.epoch_loss += t.loss;
@@ -533,8 +550,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     start_segment(st.epoch, st.next_chunk);
   };
   start_segment(st.epoch, st.next_chunk);
-  // One pool job for the whole run: the threads train a segment, meet at the barrier, and the
-  // last to arrive runs end_segment. A failure (an unreadable stream, a full disk at a
+  // One pool job for the whole run: the threads train a segment, meet at the barrier (twice with
+  // hot rows: all copies final, then all folded), and the last to arrive runs end_segment. A failure (an unreadable stream, a full disk at a
   // checkpoint) still arrives at the barrier, so no thread waits forever; it is rethrown here.
   SpinBarrier barrier(o.threads);
   std::mutex failure_mu;
@@ -546,6 +563,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     failed.store(true, std::memory_order_relaxed);
   };
   pool.run_on_all([&](size_t thread) {
+    if (n_hot) refresh_hot(thread);
     while (!finished) {
       try {
         for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
@@ -553,6 +571,10 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
           process_chunk(epoch, c, ts[thread]);
       } catch (...) {
         record_failure();
+      }
+      if (n_hot) {  // every copy is final once all threads are here
+        barrier.arrive_and_wait([] {});
+        fold_hot(thread);
       }
       barrier.arrive_and_wait([&] {
         if (failed.load(std::memory_order_relaxed)) {
@@ -566,6 +588,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
           finished = true;
         }
       });
+      if (n_hot && !finished) refresh_hot(thread);
     }
   });
   if (failure) std::rethrow_exception(failure);
