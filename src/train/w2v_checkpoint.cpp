@@ -216,9 +216,9 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
   const json& st = h["state"];
   info.fingerprint_json = fp.dump();
   const uint64_t dim = unsigned_field(ar, "arrays", "dim");
-  if (dim == 0 || dim > kMaxDim)
+  if (dim == 0 || dim > kMaxTrainDim)
     throw corrupt("arrays.dim = " + std::to_string(dim) + " is out of range [1, " +
-                  std::to_string(kMaxDim) + "]");
+                  std::to_string(kMaxTrainDim) + "]");
   info.dim = size_t(dim);
   info.syn0_rows = unsigned_field(ar, "arrays", "syn0");
   info.syn1neg_rows = unsigned_field(ar, "arrays", "syn1neg");

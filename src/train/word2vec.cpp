@@ -237,7 +237,7 @@ class SpinBarrier {
 }  // namespace
 
 void validate_word2vec_options(const Word2VecOptions& o) {
-  if (o.dim == 0 || o.dim > kMaxDim) fail("dim", double(o.dim), "is out of range [1, " + std::to_string(kMaxDim) + "]");
+  if (o.dim == 0 || o.dim > kMaxTrainDim) fail("dim", double(o.dim), "is out of range [1, " + std::to_string(kMaxTrainDim) + "]");
   if (o.window == 0 || o.window > kMaxWindow)
     fail("window", double(o.window), "is out of range [1, " + std::to_string(kMaxWindow) + "]");
   if (o.negative > kMaxNegative)

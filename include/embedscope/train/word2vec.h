@@ -74,7 +74,7 @@ enum class W2vArch { kSkipGram, kCbow };
 inline constexpr size_t kMaxWordBytes = 1000;
 inline constexpr size_t kMaxSentence = 10000;
 // Upper bounds accepted for options (far above any useful value; they keep allocations sane).
-inline constexpr size_t kMaxDim = 10000;
+inline constexpr size_t kMaxTrainDim = 10000;
 inline constexpr size_t kMaxWindow = 1000;
 inline constexpr size_t kMaxNegative = 1000;
 inline constexpr size_t kMaxEpochs = 100000;
