@@ -67,6 +67,11 @@ dump('views.bin', collections.OrderedDict([
     ('f64', torch.randn(V, D, dtype=torch.float64)),
 ]))
 
+# Shapes with no bytes but a side beyond the table limits (2^20 values per row; 2^20 rows when a
+# row has no values): nothing to check against the storage size, so only the limits stop them.
+torch.save(collections.OrderedDict([('wide', torch.empty(0, 1048577)), ('tall', torch.empty(1048577, 0))]),
+           os.path.join(out, 'empty_shapes.bin'))
+
 # Legacy (pre-1.6) serialization.
 torch.save({'w': torch.randn(2, 2)}, os.path.join(out, 'legacy.bin'), _use_new_zipfile_serialization=False)
 
@@ -227,6 +232,24 @@ TEST_F(TorchFiles, ReadsHandAssembledPickle) {
   TorchCheckpoint c = TorchCheckpoint::open(file("hand_ok.bin"));
   LoadedEmbeddings e = c.load_matrix("w");
   EXPECT_EQ(e.table.row(1), (std::vector<float>{7, 8, 9, 10, 11}));
+}
+
+TEST_F(TorchFiles, RejectsEmptyMatricesBeyondTheShapeLimits) {
+  TorchCheckpoint c = TorchCheckpoint::open(file("empty_shapes.bin"));
+  const std::pair<const char*, const char*> cases[] = {
+      {"wide", "tensor 'wide': rows of 1048577 values exceed the limit of 1048576 per row"},
+      {"tall", "tensor 'tall': 1048577 rows exceed the limit of 1048576 for a matrix with no columns"}};
+  for (const auto& [tensor, message] : cases) {
+    try {
+      c.load_matrix(tensor);
+      ADD_FAILURE() << tensor << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind(file("empty_shapes.bin"), 0), 0u) << m;
+      EXPECT_NE(m.find(message), std::string::npos) << m;
+    }
+  }
 }
 
 TEST_F(TorchFiles, RejectsLegacyFormatWithHowToConvert) {

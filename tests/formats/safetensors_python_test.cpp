@@ -159,6 +159,9 @@ for key, t in variants.items():
               [('ids', ids), ('wte', t)], mis)
     open('%s/%s.f32' % (out, key), 'wb').write(t.float().numpy().astype('<f4').tobytes())
     open('%s/%s.raw' % (out, key), 'wb').write(raw(t))
+# No bytes, but one side beyond the table limits.
+write(out + '/wide_empty.safetensors', [('wte', torch.empty(0, 1048577))], False)
+write(out + '/tall_empty.safetensors', [('wte', torch.empty(1048577, 0))], False)
 )PY", {d.path()});
   ASSERT_EQ(r.rc, 0);
   for (const char* key : {"f32", "f16", "bf16", "f64"}) {
@@ -178,6 +181,24 @@ for key, t in variants.items():
         EXPECT_EQ(std::string(reinterpret_cast<const char*>(e.table.data()), e.table.byte_size()),
                   test::read_file(d.file(std::string(key) + ".raw")));
       }
+    }
+  }
+  // The same writer's two tensors with no bytes but a side beyond the table limits (nothing to
+  // check against the data size): refused, naming file, tensor, value and limit.
+  const std::pair<const char*, const char*> limits[] = {
+      {"wide_empty", "rows of 1048577 values exceed the limit of 1048576 per row"},
+      {"tall_empty", "1048577 rows exceed the limit of 1048576 for a matrix with no columns"}};
+  for (const auto& [name, message] : limits) {
+    const std::string path = d.file(std::string(name) + ".safetensors");
+    try {
+      load_safetensors_embeddings(path, {});
+      ADD_FAILURE() << path << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+      const std::string m = e.what();
+      EXPECT_NE(m.find(path), std::string::npos) << m;
+      EXPECT_NE(m.find("'wte'"), std::string::npos) << m;
+      EXPECT_NE(m.find(message), std::string::npos) << m;
     }
   }
 }
