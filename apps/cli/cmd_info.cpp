@@ -71,8 +71,7 @@ NormStats sampled_norm_stats(const EmbeddingTable& t) {
     if (j == 0 && b > 0) drop_around(t, prev_start);
     if (j == 0) prev_start = start;
     t.row_f32(r, x.data());
-    double s = 0;
-    for (float v : x) s += double(v) * v;
+    const double s = sum_of_squares(x.data(), x.size());
     if (!std::isfinite(s)) {
       for (float v : x) out.nonfinite += !std::isfinite(v);
       continue;
@@ -92,10 +91,10 @@ NormStats sampled_norm_stats(const EmbeddingTable& t) {
   return out;
 }
 
-// Row-norm statistics over the whole table in one parallel pass. EmbeddingTable::norms() keeps
-// every norm in double precision for the search code; info only needs min / mean / max, and on a
-// GPT-2-sized table that pass dominates the command, so this one sums squares in 8 float lanes
-// (vectorisable) per row, merged in double, by thread index (deterministic for a thread count).
+// Row-norm statistics over the whole table in one parallel pass (core's sum_of_squares per row),
+// merged by thread index (deterministic for a thread count). EmbeddingTable::norms() would keep
+// every norm for the search code; info only needs min / mean / max, and drops what it has read
+// behind itself so RSS stays flat on a mapped table.
 NormStats norm_stats(const EmbeddingTable& t) {
   struct Part {
     double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -124,13 +123,7 @@ NormStats norm_stats(const EmbeddingTable& t) {
         t.row_f32(r, buf.data());
         x = buf.data();
       }
-      float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      size_t j = 0;
-      for (; j + 8 <= dim; j += 8)
-        for (int k = 0; k < 8; ++k) lane[k] += x[j + k] * x[j + k];
-      double s = 0;
-      for (; j < dim; ++j) s += double(x[j]) * x[j];
-      for (float l : lane) s += l;
+      const double s = sum_of_squares(x, dim);
       if (!std::isfinite(s)) {
         // Only rows whose sum is not finite need the element count (overflow alone is not one).
         for (size_t k = 0; k < dim; ++k) p.nonfinite += !std::isfinite(x[k]);

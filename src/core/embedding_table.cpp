@@ -107,12 +107,7 @@ std::vector<float> EmbeddingTable::row(size_t i) const {
   return v;
 }
 
-namespace {
-
-// Sum of squares of one row: 8 independent float lanes over blocks of 64 elements (the compiler
-// vectorises them), each block folded into a double, so the result is as accurate as a double
-// accumulation for any realistic dim while reading at memory speed.
-double sum_squares(const float* x, size_t n) {
+double sum_of_squares(const float* x, size_t n) {
   double s = 0;
   size_t j = 0;
   for (; j + 64 <= n; j += 64) {
@@ -126,8 +121,6 @@ double sum_squares(const float* x, size_t n) {
   for (; j < n; ++j) s += double(x[j]) * x[j];
   return s;
 }
-
-}  // namespace
 
 const std::vector<float>& EmbeddingTable::norms() const {
   std::call_once(cache_->once, [this] {
@@ -147,7 +140,7 @@ const std::vector<float>& EmbeddingTable::norms() const {
           row_f32(i, buf.data());
           x = buf.data();
         }
-        double sq = sum_squares(x, dim_);
+        double sq = sum_of_squares(x, dim_);
         // Only a row whose sum is not finite can hold NaN / Inf (overflow alone is not one).
         if (!std::isfinite(sq))
           for (size_t j = 0; j < dim_; ++j) bad[t] += !std::isfinite(x[j]);

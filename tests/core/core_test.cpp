@@ -54,6 +54,24 @@ TEST(EmbeddingTable, NormsAndRows) {
   EXPECT_EQ(t.n_nonfinite(), 0u);
 }
 
+// The blocked float-lane sum against a long double one, across the block edges (64) and the
+// tail, with values spanning 12 orders of magnitude so that a plain float sum would be off.
+TEST(EmbeddingTable, SumOfSquaresIsAccurateAcrossBlockEdges) {
+  std::vector<float> x(4100);
+  uint64_t state = 12345;
+  for (float& v : x) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = double(state >> 11) / 9007199254740992.0;  // [0, 1)
+    v = float((u - 0.5) * std::pow(10.0, double(state % 13) - 6));
+  }
+  for (size_t n : {0, 1, 7, 63, 64, 65, 127, 128, 129, 1000, 4100}) {
+    long double want = 0;
+    for (size_t i = 0; i < n; ++i) want += (long double)x[i] * x[i];
+    const double got = sum_of_squares(x.data(), n);
+    EXPECT_NEAR(got, double(want), 1e-6 * double(want) + 1e-300) << "n = " << n;
+  }
+}
+
 TEST(EmbeddingTable, F16TableConvertsRows) {
   auto t = EmbeddingTable::from_u16(1, 2, DType::kF16, {0x3c00, 0xc000});
   EXPECT_EQ(t.row(0), (std::vector<float>{1.0f, -2.0f}));
