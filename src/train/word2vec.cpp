@@ -204,9 +204,12 @@ constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
 // thread meets no one, so it keeps short segments (fine-grained checkpoints); with more
 // threads every meeting costs the slower thread's tail, so segments are 4x longer. Brown,
 // 2 threads, interleaved medians: 1.35-1.39x one thread's speed at 32 chunks, 1.52-1.56x at
-// 128.
+// 128. But a thread sees the others' hot-row updates only a segment late, so with threads there
+// are at least kMinSegmentsPerEpoch segments an epoch: on a 200k-position corpus one 128-chunk
+// segment was 2/3 of the epoch and two threads ended 10% above one thread's loss.
 constexpr uint64_t kChunksPerSegment = 32;
 constexpr uint64_t kChunksPerSegmentThreads = 128;
+constexpr uint64_t kMinSegmentsPerEpoch = 8;
 
 // Where the training threads meet between segments. Waiters poll (core/spin_wait.h) instead of
 // sleeping in the kernel: on these VMs waking a halted virtual CPU costs about a millisecond,
@@ -484,7 +487,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   // The segment being trained: chunks [seg, seg_end) of `epoch`. Only the step between segments
   // (run by the last thread to arrive at the barrier) changes these; the barrier orders that
   // step before every thread's next read.
-  const uint64_t seg_chunks = o.threads > 1 ? kChunksPerSegmentThreads : kChunksPerSegment;
+  const uint64_t seg_chunks =
+      o.threads > 1 ? std::clamp<uint64_t>(n_chunks / kMinSegmentsPerEpoch, 1, kChunksPerSegmentThreads)
+                    : kChunksPerSegment;
   uint64_t epoch = 0, seg_end = 0;
   bool finished = false;
   std::atomic<uint64_t> next{0};

@@ -288,9 +288,10 @@ TEST(Word2VecTraining, TwoThreadsTrainHotAndOrdinaryRowsAlike) {
   const double sep1 = topic_separation(one), sep2 = topic_separation(two);
   EXPECT_GT(sep1, 0.2);
   EXPECT_GT(sep2, 0.8 * sep1);
-  // Two threads end ~10% higher here (0.39 vs 0.35): with 200k positions a segment is 2/3 of an
-  // epoch, so each thread sees the other's updates to the hot rows that much later.
-  EXPECT_NEAR(two.final_loss, one.final_loss, 0.2 * one.final_loss);
+  // Within 2%: a thread sees the other's hot-row updates a segment late, and segments are at
+  // most 1/8 of an epoch. (With 128-chunk segments, 2/3 of this corpus's epoch, two threads
+  // ended 10% above one: 0.39 vs 0.35.)
+  EXPECT_NEAR(two.final_loss, one.final_loss, 0.02 * one.final_loss);
 }
 
 TEST(Word2VecTraining, ReadsAFolderInSortedOrder) {
@@ -345,6 +346,31 @@ TEST(Word2VecCheckpoint, ResumeIsBitIdenticalInOneThreadMode) {
     EXPECT_EQ(full.row_updates, resumed.row_updates);
     EXPECT_EQ(full.trained_words, resumed.trained_words);
   }
+}
+
+// Two threads are not reproducible, but a run cut after some segments and resumed must still do
+// exactly the uninterrupted run's work and train as well. 100k positions: 98 chunks, so
+// segments of 12 chunks (at least 8 an epoch) and a cut in the middle of the first epoch.
+TEST(Word2VecCheckpoint, TwoThreadRunResumesToTheSameWorkAndQuality) {
+  test::TempDir d;
+  test::write_file(d.file("c.txt"), topic_corpus(10000, 11));
+  Word2VecOptions o = small_options();
+  o.threads = 2;
+  auto full = train_word2vec({d.file("c.txt")}, o);
+  o.checkpoint_path = d.file("t2.ckpt");
+  o.checkpoint_every = 1;
+  o.stop_after_segments = 5;
+  auto cut = train_word2vec({d.file("c.txt")}, o);
+  EXPECT_FALSE(cut.completed);
+  EXPECT_GT(cut.trained_words, 0u);
+  EXPECT_LT(cut.trained_words, full.trained_words / 3);  // 5 of 27 segments
+  o.stop_after_segments = 0;
+  o.resume = true;
+  auto resumed = train_word2vec({d.file("c.txt")}, o);
+  EXPECT_TRUE(resumed.completed);
+  EXPECT_EQ(resumed.trained_words, full.trained_words);
+  EXPECT_GT(topic_separation(resumed), 0.8 * topic_separation(full));
+  EXPECT_NEAR(resumed.final_loss, full.final_loss, 0.02 * full.final_loss);
 }
 
 // Trains one segment of a small corpus in `d` with checkpoints to d/x.ckpt; returns the options
