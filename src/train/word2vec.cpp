@@ -191,8 +191,8 @@ void read_ids(int fd, const std::string& path, uint64_t begin, uint64_t n, uint3
   }
 }
 
-// Rows that multi-threaded runs update in per-thread copies merged between segments (see "Hot
-// rows" in train_word2vec): 1024 rows x 2 matrices x dim 100 = 0.9 MB per thread. Brown, 2
+// Rows that multi-threaded CBOW and classic skip-gram runs update in per-thread copies merged
+// between segments (see "Hot rows" in train_word2vec): 1024 rows x 2 matrices x dim 100 = 0.9 MB per thread. Brown, 2
 // threads, CPU time for the same work: 512 rows 9.9 s, 2048 rows 8.2 s, 4096 rows 7.0 s, all
 // rows 4.8 s (1 thread: 3.5 s). More rows help but cost memory; 1024 keeps the peak under 2x the
 // tables + vocabulary there (2048 was at the limit).
@@ -200,7 +200,7 @@ constexpr size_t kHotRows = 1024;
 static_assert(kW2vMaxNegative == kMaxNegative && kW2vMaxWindow == kMaxWindow);
 
 constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
-// Segments: where threads meet (merging the hot rows) and where checkpoints may be taken. One
+// Segments: where threads meet (merging any hot rows) and where checkpoints may be taken. One
 // thread meets no one, so it keeps short segments (fine-grained checkpoints); with more
 // threads every meeting costs the slower thread's tail, so segments are 4x longer. Brown,
 // 2 threads, interleaved medians: 1.35-1.39x one thread's speed at 32 chunks, 1.52-1.56x at
@@ -367,19 +367,25 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     std::vector<uint32_t> ids;  // the chunk's slice of the id stream
     AlignedFloats hot_syn0, hot_syn1neg;  // private copies of the hot rows
   };
-  // Hot rows. In Hogwild every thread writes the rows of the most frequent words (negatives are
-  // drawn from count^0.75, contexts and centers are mostly frequent words) thousands of times a
-  // second, so with two threads nearly every access to them misses: the other core has just
-  // written the cache line. Measured on Brown (1 -> 2 threads): 2.9x the CPU time for the same
-  // work; contention is spread over thousands of rows (Brown: the top 1024 rows take half the
-  // negative draws). Instead each thread updates the n_hot most frequent rows in a private copy, and after
-  // every segment (128 Ki positions) the copies are merged: row += sum over threads of (copy -
-  // row), i.e. every thread's updates are kept, as in Hogwild, but seen by the other threads
-  // one segment late. One thread never uses copies (bit-reproducible, same as before).
+  // Hot rows (CBOW and classic skip-gram only). In Hogwild every thread writes the rows of the
+  // most frequent words (negatives are drawn from count^0.75, contexts and centers are mostly
+  // frequent words) thousands of times a second, and these loops write every output row once per
+  // prediction, so with two threads nearly every access to them misses: the other core has just
+  // written the cache line (Brown, per-pair updates: 2.9x the CPU time for the same work). There
+  // each thread updates the n_hot most frequent rows in a private copy, and after every segment
+  // the copies are merged: row += sum over threads of (copy - row), i.e. every thread's updates
+  // are kept, as in Hogwild, but seen by the other threads one segment late. The price is
+  // quality: two threads' deltas computed from the same stale row add up past where either
+  // alone would go (Brown, CBOW: final loss 0.364 with copies, 0.354 without and on 1 thread).
+  // The default skip-gram window batch writes each output row once per window, not per
+  // prediction, and with real PREFETCHW (w2v_kernels.cpp) plain Hogwild is both faster there
+  // and as good as one thread (Brown, 2 threads: 1.01 s vs 1.10 s with copies, 1.89 s on 1
+  // thread; Brown x5: loss 0.347 vs 0.353, WordSim 0.415 vs 0.401, 1 thread 0.422), so it uses
+  // no copies. One thread never uses copies (bit-reproducible).
   size_t n_hot = 0;
   std::vector<int32_t> hot_slot;
   std::vector<uint32_t> hot_rows;
-  if (o.threads > 1) {
+  if (o.threads > 1 && !shared.window_batch) {
     std::vector<uint32_t> order;
     for (size_t r = 0; r < n_rows; ++r)
       if (trained[r]) order.push_back(uint32_t(r));
