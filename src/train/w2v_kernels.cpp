@@ -107,29 +107,8 @@ HWY_INLINE void Zero(float* p, size_t stride) {
   for (size_t i = 0; i < stride; i += hn::Lanes(d)) hn::StoreU(hn::Zero(d), d, p + i);
 }
 
-// Where row r of a shared matrix lives for this thread: its private copy when r is hot.
-HWY_INLINE float* Row(float* base, float* hot, const int32_t* slot, uint32_t r, size_t stride) {
-  if (slot) {
-    const int32_t s = slot[r];
-    if (s >= 0) return hot + size_t(s) * stride;
-  }
-  return base + size_t(r) * stride;
-}
-
-// A row id as negative draws name it (see W2vShared::neg_alias): a hot row is its slot, tagged.
-HWY_INLINE uint32_t Tagged(const W2vShared& m, uint32_t r) {
-  if (m.hot_slot) {
-    const int32_t s = m.hot_slot[r];
-    if (s >= 0) return kW2vHotTag | uint32_t(s);
-  }
-  return r;
-}
-
-// Where the output row of a tagged id lives for this thread.
-HWY_INLINE float* OutRow(const W2vShared& m, float* hot, uint32_t tagged) {
-  return tagged & kW2vHotTag ? hot + size_t(tagged & ~kW2vHotTag) * m.stride
-                             : m.syn1neg + size_t(tagged) * m.stride;
-}
+// Row r of a matrix (rows are `stride` floats apart).
+HWY_INLINE float* Row(float* base, uint32_t r, size_t stride) { return base + size_t(r) * stride; }
 
 // One prediction: returns g and adds its loss to `loss`. label is 1 (positive) or 0.
 HWY_INLINE float Gradient(float f, float label, float alpha, float& loss) {
@@ -178,12 +157,11 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
     // rows can be prefetched: the random output rows are the trainer's main cache misses.
     float* targets[kMaxNegativeInline + 1];
     size_t n_t = 0;
-    const uint32_t tagged_word = Tagged(m, word);
-    targets[n_t++] = OutRow(m, t.hot_syn1neg, tagged_word);
+    targets[n_t++] = Row(m.syn1neg, word, S);
     for (size_t d = 0; d < m.negative; ++d) {
       const uint32_t target = DrawNegative(m, t);
-      if (target == tagged_word) continue;
-      targets[n_t++] = OutRow(m, t.hot_syn1neg, target);
+      if (target == word) continue;
+      targets[n_t++] = Row(m.syn1neg, target, S);
       hwy::Prefetch(targets[n_t - 1]);
     }
     for (size_t k = 0; k < n_t; ++k) {
@@ -229,12 +207,11 @@ struct WindowTargets {
 HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w, W2vThread& t) {
   const size_t S = m.stride;
   w.n = 0;
-  const uint32_t tagged_word = Tagged(m, word);
-  w.out[w.n++] = OutRow(m, t.hot_syn1neg, tagged_word);
+  w.out[w.n++] = Row(m.syn1neg, word, S);
   for (size_t d = 0; d < m.negative; ++d) {
     const uint32_t target = DrawNegative(m, t);
-    if (target == tagged_word) continue;
-    w.out[w.n++] = OutRow(m, t.hot_syn1neg, target);
+    if (target == word) continue;
+    w.out[w.n++] = Row(m.syn1neg, target, S);
   }
   for (size_t k = 0; k < w.n; ++k) PrefetchRowForWrite(w.out[k], S);
 }
@@ -301,7 +278,7 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
     DrawTargets(m, sent[i], p.w, t);
     // The center's own input row too: it is a context of the next windows.
     for (long c = std::max(p.lo, prefetched_to + 1); c <= p.hi; ++c)
-      PrefetchRowForWrite(Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), S);
+      PrefetchRowForWrite(Row(m.syn0, sent[c], S), S);
     prefetched_to = std::max(prefetched_to, p.hi);
   };
   if (n == 0) return;
@@ -312,7 +289,7 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
     const Plan& p = plans[i & 1];
     size_t n_ctx = 0;
     for (long c = p.lo; c <= p.hi; ++c)
-      if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S);
+      if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, sent[c], S);
     if (n_ctx == 0) continue;
     SkipGramWindow(m, p.w, in_rows, n_ctx, alpha, t);
     for (long c = p.lo; c <= p.hi; ++c)
@@ -321,9 +298,77 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
 }
 
 
+// CBOW over a sentence, software-pipelined like SkipGramSentence: the next position's window
+// and negatives are drawn (the generator is used in the same order as without pipelining, so
+// the results are the same bits) and their rows prefetched for writing before the current
+// position trains. Without it every miss on an output row stalled the loop, and on 2 threads,
+// where the row is often a line the other core has just written, CBOW ran slower than on 1.
+HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
+                             W2vThread& t) {
+  const size_t S = m.stride;
+  const long W = long(m.window);
+  struct Plan {
+    long lo, hi;
+    WindowTargets w;
+  };
+  Plan plans[2];
+  long prefetched_to = -1;
+  auto plan = [&](size_t i, Plan& p) {
+    t.rng = t.rng * 25214903917ull + 11;
+    const long b = long((t.rng >> 16) % uint64_t(W));  // dynamic window
+    p.lo = std::max(0L, long(i) - W + b);
+    p.hi = std::min(long(n) - 1, long(i) + W - b);
+    p.w.n = 0;
+    if (m.negative > 0) DrawTargets(m, sent[i], p.w, t);
+    for (long c = std::max(p.lo, prefetched_to + 1); c <= p.hi; ++c)
+      PrefetchRowForWrite(Row(m.syn0, sent[c], S), S);
+    prefetched_to = std::max(prefetched_to, p.hi);
+  };
+  if (n == 0) return;
+  plan(0, plans[0]);
+  const hn::ScalableTag<float> d;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) plan(i + 1, plans[(i + 1) & 1]);
+    const Plan& p = plans[i & 1];
+    Zero(t.neu1, S);
+    size_t cw = 0;
+    for (long c = p.lo; c <= p.hi; ++c) {
+      if (c == long(i)) continue;
+      Axpy(1.0f, Row(m.syn0, sent[c], S), t.neu1, S);
+      ++cw;
+    }
+    if (cw == 0) continue;
+    const auto inv = hn::Set(d, 1.0f / float(cw));
+    for (size_t k = 0; k < S; k += hn::Lanes(d))
+      hn::StoreU(hn::Mul(hn::LoadU(d, t.neu1 + k), inv), d, t.neu1 + k);
+    Zero(t.neu1e, S);
+    if (m.syn1) {  // hierarchical softmax first, as Predict does
+      const uint32_t word = sent[i];
+      for (uint32_t k = m.hs_offset[word]; k < m.hs_offset[word + 1]; ++k) {
+        float* out = m.syn1 + size_t(m.hs_points[k]) * S;
+        float g = Gradient(Dot(t.neu1, out, S), 1.0f - float(m.hs_codes[k]), alpha, t);
+        Update(g, t.neu1, out, t.neu1e, S);
+      }
+    }
+    for (size_t k = 0; k < p.w.n; ++k) {
+      float* out = p.w.out[k];
+      float g = Gradient(Dot(t.neu1, out, S), k == 0 ? 1.0f : 0.0f, alpha, t);
+      Update(g, t.neu1, out, t.neu1e, S);
+    }
+    for (long c = p.lo; c <= p.hi; ++c) {
+      if (c == long(i)) continue;
+      Axpy(1.0f, t.neu1e, Row(m.syn0, sent[c], S), S);
+      CountUpdate(m, sent[c]);
+    }
+  }
+}
+
+// Skip-gram with word2vec.c's per-(context, center) predictions (classic_skipgram, or
+// hierarchical softmax); the other loops are above.
 void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                    W2vThread& t) {
   if (m.window_batch) return SkipGramSentence(m, sent, n, alpha, t);
+  if (m.cbow) return CbowSentence(m, sent, n, alpha, t);
   const size_t S = m.stride;
   const long W = long(m.window);
   for (size_t i = 0; i < n; ++i) {
@@ -331,38 +376,14 @@ void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alp
     const long b = long((t.rng >> 16) % uint64_t(W));  // window shrinks by b: dynamic window
     const long lo = std::max(0L, long(i) - W + b), hi = std::min(long(n) - 1, long(i) + W - b);
     const uint32_t word = sent[i];
-    if (!m.cbow) {
-      for (long c = lo; c <= hi; ++c) {
-        if (c == long(i)) continue;
-        const uint32_t ctx = sent[c];
-        float* l1 = Row(m.syn0, t.hot_syn0, m.hot_slot, ctx, S);
-        Zero(t.neu1e, S);
-        Predict(m, word, l1, t.neu1e, alpha, t);
-        Axpy(1.0f, t.neu1e, l1, S);
-        CountUpdate(m, ctx);
-      }
-    } else {
-      Zero(t.neu1, S);
-      size_t cw = 0;
-      for (long c = lo; c <= hi; ++c) {
-        if (c == long(i)) continue;
-        Axpy(1.0f, Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), t.neu1, S);
-        ++cw;
-      }
-      if (cw == 0) continue;
-      {
-        const hn::ScalableTag<float> d;
-        const auto inv = hn::Set(d, 1.0f / float(cw));
-        for (size_t k = 0; k < S; k += hn::Lanes(d))
-          hn::StoreU(hn::Mul(hn::LoadU(d, t.neu1 + k), inv), d, t.neu1 + k);
-      }
+    for (long c = lo; c <= hi; ++c) {
+      if (c == long(i)) continue;
+      const uint32_t ctx = sent[c];
+      float* l1 = Row(m.syn0, ctx, S);
       Zero(t.neu1e, S);
-      Predict(m, word, t.neu1, t.neu1e, alpha, t);
-      for (long c = lo; c <= hi; ++c) {
-        if (c == long(i)) continue;
-        Axpy(1.0f, t.neu1e, Row(m.syn0, t.hot_syn0, m.hot_slot, sent[c], S), S);
-        CountUpdate(m, sent[c]);
-      }
+      Predict(m, word, l1, t.neu1e, alpha, t);
+      Axpy(1.0f, t.neu1e, l1, S);
+      CountUpdate(m, ctx);
     }
   }
 }

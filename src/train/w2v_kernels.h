@@ -24,9 +24,6 @@ struct W2vAlias {
   uint32_t other;
 };
 
-// Row ids are below 2^31 (kMaxTableRows), which leaves the top bit for this tag.
-inline constexpr uint32_t kW2vHotTag = 0x80000000u;
-
 struct W2vShared {
   size_t stride = 0;
   float* syn0 = nullptr;
@@ -34,8 +31,7 @@ struct W2vShared {
   float* syn1 = nullptr;      // null unless hs
   bool cbow = false;
   size_t window = 5, negative = 5;
-  // count^0.75 over the trained rows. With hot_slot, entries name hot rows by tagged slot
-  // (kW2vHotTag | slot), so that a draw finds the thread's copy without a second random read.
+  // count^0.75 over the trained rows.
   const W2vAlias* neg_alias = nullptr;
   uint64_t neg_alias_size = 0;
   // Hierarchical softmax: row r's path is hs_points/hs_codes[hs_offset[r] .. hs_offset[r+1]).
@@ -43,10 +39,6 @@ struct W2vShared {
   const uint32_t* hs_points = nullptr;
   const uint8_t* hs_codes = nullptr;
   uint64_t* row_updates = nullptr;  // optional (row statistics)
-  // Multi-threaded runs: hot_slot[row] >= 0 marks one of the most frequent rows, which each
-  // thread updates in its own copy (W2vThread::hot_syn0 / hot_syn1neg, slot-major) that the
-  // trainer merges between segments. Null: every row is read and written in place.
-  const int32_t* hot_slot = nullptr;
   // Skip-gram with negative sampling only: one draw of negatives per center word, shared by the
   // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw and
   // immediate update for every (context, center) pair.
@@ -59,8 +51,6 @@ struct W2vThread {
   uint64_t n_loss = 0;
   float* neu1 = nullptr;   // stride floats, aligned
   float* neu1e = nullptr;
-  float* hot_syn0 = nullptr;     // with hot_slot: this thread's copies of the hot rows
-  float* hot_syn1neg = nullptr;
   float* out_delta = nullptr;  // window_batch: (negative + 1) x stride floats, aligned
 };
 

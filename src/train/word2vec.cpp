@@ -191,22 +191,15 @@ void read_ids(int fd, const std::string& path, uint64_t begin, uint64_t n, uint3
   }
 }
 
-// Rows that multi-threaded CBOW and classic skip-gram runs update in per-thread copies merged
-// between segments (see "Hot rows" in train_word2vec): 1024 rows x 2 matrices x dim 100 = 0.9 MB per thread. Brown, 2
-// threads, CPU time for the same work: 512 rows 9.9 s, 2048 rows 8.2 s, 4096 rows 7.0 s, all
-// rows 4.8 s (1 thread: 3.5 s). More rows help but cost memory; 1024 keeps the peak under 2x the
-// tables + vocabulary there (2048 was at the limit).
-constexpr size_t kHotRows = 1024;
 static_assert(kW2vMaxNegative == kMaxNegative && kW2vMaxWindow == kMaxWindow);
 
 constexpr uint64_t kChunk = kCheckpointChunk;  // positions per work item
-// Segments: where threads meet (merging any hot rows) and where checkpoints may be taken. One
-// thread meets no one, so it keeps short segments (fine-grained checkpoints); with more
-// threads every meeting costs the slower thread's tail, so segments are 4x longer. Brown,
-// 2 threads, interleaved medians: 1.35-1.39x one thread's speed at 32 chunks, 1.52-1.56x at
-// 128. But a thread sees the others' hot-row updates only a segment late, so with threads there
-// are at least kMinSegmentsPerEpoch segments an epoch: on a 200k-position corpus one 128-chunk
-// segment was 2/3 of the epoch and two threads ended 10% above one thread's loss.
+// Segments: where threads meet and where checkpoints may be taken. One thread meets no one,
+// so it keeps short segments (fine-grained checkpoints); with more threads every meeting costs
+// the slower thread's tail (up to one chunk), so segments are 4x longer (Brown, 2 threads, when
+// meetings also merged per-thread row copies: 1.35-1.39x one thread's speed at 32 chunks,
+// 1.52-1.56x at 128). At least kMinSegmentsPerEpoch segments an epoch all the same, so that a
+// small corpus still gets progress lines and checkpoint points within an epoch.
 constexpr uint64_t kChunksPerSegment = 32;
 constexpr uint64_t kChunksPerSegmentThreads = 128;
 constexpr uint64_t kMinSegmentsPerEpoch = 8;
@@ -295,7 +288,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   res.corpus_words = corpus.corpus_words;
   const size_t n_rows = corpus.vocab.size(), dim = o.dim;
   const size_t stride = (dim + kStrideAlign - 1) / kStrideAlign * kStrideAlign;
-  // Row ids must leave the top bit free for kW2vHotTag (and fit a table: kMaxTableRows).
+  // The result is an EmbeddingTable, and row ids travel as uint32 (kMaxTableRows = 2^31 - 1).
   if (n_rows > kMaxTableRows)
     throw Error(ErrorCode::kInvalidArgument,
                 "vocabulary of " + std::to_string(n_rows) + " rows exceeds the table limit of " +
@@ -365,43 +358,16 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     AlignedFloats neu1, neu1e, out_delta;
     std::vector<uint32_t> sent;
     std::vector<uint32_t> ids;  // the chunk's slice of the id stream
-    AlignedFloats hot_syn0, hot_syn1neg;  // private copies of the hot rows
   };
-  // Hot rows (CBOW and classic skip-gram only). In Hogwild every thread writes the rows of the
-  // most frequent words (negatives are drawn from count^0.75, contexts and centers are mostly
-  // frequent words) thousands of times a second, and these loops write every output row once per
-  // prediction, so with two threads nearly every access to them misses: the other core has just
-  // written the cache line (Brown, per-pair updates: 2.9x the CPU time for the same work). There
-  // each thread updates the n_hot most frequent rows in a private copy, and after every segment
-  // the copies are merged: row += sum over threads of (copy - row), i.e. every thread's updates
-  // are kept, as in Hogwild, but seen by the other threads one segment late. The price is
-  // quality: two threads' deltas computed from the same stale row add up past where either
-  // alone would go (Brown, CBOW: final loss 0.364 with copies, 0.354 without and on 1 thread).
-  // The default skip-gram window batch writes each output row once per window, not per
-  // prediction, and with real PREFETCHW (w2v_kernels.cpp) plain Hogwild is both faster there
-  // and as good as one thread (Brown, 2 threads: 1.01 s vs 1.10 s with copies, 1.89 s on 1
-  // thread; Brown x5: loss 0.347 vs 0.353, WordSim 0.415 vs 0.401, 1 thread 0.422), so it uses
-  // no copies. One thread never uses copies (bit-reproducible).
-  size_t n_hot = 0;
-  std::vector<int32_t> hot_slot;
-  std::vector<uint32_t> hot_rows;
-  if (o.threads > 1 && !shared.window_batch) {
-    std::vector<uint32_t> order;
-    for (size_t r = 0; r < n_rows; ++r)
-      if (trained[r]) order.push_back(uint32_t(r));
-    n_hot = std::min(order.size(), kHotRows);
-    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(n_hot), order.end(),
-                      [&](uint32_t a, uint32_t b) {
-                        return counts[a] != counts[b] ? counts[a] > counts[b] : a < b;
-                      });
-    hot_rows.assign(order.begin(), order.begin() + ptrdiff_t(n_hot));
-    hot_slot.assign(n_rows, -1);
-    for (size_t k = 0; k < n_hot; ++k) hot_slot[hot_rows[k]] = int32_t(k);
-    shared.hot_slot = hot_slot.data();
-    for (W2vAlias& e : neg_table)
-      for (uint32_t* r : {&e.row, &e.other})
-        if (hot_slot[*r] >= 0) *r = kW2vHotTag | uint32_t(hot_slot[*r]);
-  }
+  // No per-thread copies of any row: every thread reads and writes the shared matrices (Hogwild,
+  // word2vec.h). Until this build the 1024 most frequent rows were private copies per thread,
+  // merged between segments (row += sum over threads of (copy - row)), because sharing their
+  // cache lines had made two threads slower than one (per-pair updates, before PREFETCHW really
+  // was one). With the pipelined loops below, copies cost more than they saved, and they cost
+  // quality: two threads' deltas from the same stale row added up past where either alone would
+  // go. Brown, 2 threads, copies vs none: skip-gram 1.10 vs 1.01 s, CBOW 0.86 vs 0.76 s, classic
+  // skip-gram 2.65 vs 2.29 s; final loss with copies 0.353 vs 0.347 (Brown x5, skip-gram; one
+  // thread 0.347), CBOW 0.364 vs 0.354 (one thread 0.355); Brown x5 WordSim 0.401 vs 0.415.
   ThreadPool pool(o.threads);
   std::vector<ThreadStats> ts(o.threads);
   for (auto& t : ts) {
@@ -410,52 +376,13 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     if (shared.window_batch) t.out_delta.allocate((o.negative + 1) * stride);
     t.sent.reserve(kMaxSentence);
     t.ids.resize(kChunk);
-    if (n_hot) {
-      t.hot_syn0.allocate(n_hot * stride);
-      if (shared.syn1neg) t.hot_syn1neg.allocate(n_hot * stride);
-    }
   }
-  // Between segments the hot rows are merged in two steps, both run by every thread on its own
-  // share so that neither waits for one thread doing all of it:
-  //  - fold (rows k = thread, thread + T, ...): row += sum over threads of (copy - row). The shared
-  //    hot rows are not written during a segment, so they are the common starting point of all
-  //    copies.
-  //  - refresh: each thread copies the merged rows into its own copies. Done by the owner, its
-  //    cache gets the lines in exclusive state; when one thread wrote every copy, the other's first
-  //    write to each of its ~14 k lines was a miss served from that thread's cache.
-  auto fold_hot = [&](size_t thread) {
-    for (size_t k = thread; k < n_hot; k += o.threads)
-      for (int m = 0; m < 2; ++m) {
-        float* row = (m == 0 ? syn0.data() : shared.syn1neg);
-        if (!row) continue;
-        row += size_t(hot_rows[k]) * stride;
-        for (size_t d = 0; d < dim; ++d) {
-          const float base = row[d];
-          float sum = base;
-          for (auto& t : ts) sum += (m == 0 ? t.hot_syn0 : t.hot_syn1neg).data()[k * stride + d] - base;
-          row[d] = sum;
-        }
-      }
-  };
-  auto refresh_hot = [&](size_t thread) {
-    ThreadStats& t = ts[thread];
-    for (size_t k = 0; k < n_hot; ++k) {
-      std::memcpy(t.hot_syn0.data() + k * stride, syn0.data() + size_t(hot_rows[k]) * stride,
-                  stride * sizeof(float));
-      if (shared.syn1neg)
-        std::memcpy(t.hot_syn1neg.data() + k * stride,
-                    shared.syn1neg + size_t(hot_rows[k]) * stride, stride * sizeof(float));
-    }
-  };
-
   auto process_chunk = [&](uint64_t epoch, uint64_t chunk, ThreadStats& t) {
     W2vThread th;
     th.rng = mix_seed(o.seed, epoch, chunk);
     th.neu1 = t.neu1.data();
     th.neu1e = t.neu1e.data();
     th.out_delta = t.out_delta.data();
-    th.hot_syn0 = t.hot_syn0.data();
-    th.hot_syn1neg = t.hot_syn1neg.data();
     const uint64_t begin = chunk * kChunk;
     const uint64_t end = std::min(begin + kChunk, N);
     read_ids(stream_fd, corpus.stream_path, begin, end - begin, t.ids.data());
@@ -561,8 +488,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     start_segment(st.epoch, st.next_chunk);
   };
   start_segment(st.epoch, st.next_chunk);
-  // One pool job for the whole run: the threads train a segment, meet at the barrier (twice with
-  // hot rows: all copies final, then all folded), and the last to arrive runs end_segment. A failure (an unreadable stream, a full disk at a
+  // One pool job for the whole run: the threads train a segment, meet at the barrier, and the
+  // last to arrive runs end_segment. A failure (an unreadable stream, a full disk at a
   // checkpoint) still arrives at the barrier, so no thread waits forever; it is rethrown here.
   SpinBarrier barrier(o.threads);
   std::mutex failure_mu;
@@ -574,7 +501,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     failed.store(true, std::memory_order_relaxed);
   };
   pool.run_on_all([&](size_t thread) {
-    if (n_hot) refresh_hot(thread);
     while (!finished) {
       try {
         for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
@@ -582,10 +508,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
           process_chunk(epoch, c, ts[thread]);
       } catch (...) {
         record_failure();
-      }
-      if (n_hot) {  // every copy is final once all threads are here
-        barrier.arrive_and_wait([] {});
-        fold_hot(thread);
       }
       barrier.arrive_and_wait([&] {
         if (failed.load(std::memory_order_relaxed)) {
@@ -599,7 +521,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
           finished = true;
         }
       });
-      if (n_hot && !finished) refresh_hot(thread);
     }
   });
   if (failure) std::rethrow_exception(failure);

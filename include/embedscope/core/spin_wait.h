@@ -2,7 +2,7 @@
 //
 // On virtual machines waking a thread that sleeps in the kernel costs about a millisecond (the
 // virtual CPU has to be un-halted), as long as a whole search over GPT-2's matrix on one
-// thread's share of the rows, or a training segment's merge. Threads that expect to wait less
+// thread's share of the rows, or the tail of a training segment. Threads that expect to wait less
 // than that poll instead, with the CPU's pause hint, and every 256 polls yield, so a poller hands
 // its core to a runnable thread (more threads than cores, a busy machine) instead of holding it.
 // Used by the thread pool (idle workers, the caller waiting for a job) and by the word2vec

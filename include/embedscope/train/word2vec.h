@@ -34,19 +34,12 @@
 // deliberate data race in embedscope: two threads may read-modify-write the same float at the
 // same moment and one update is lost. With row counts in the thousands and updates that are
 // small, such collisions are rare and only add noise comparable to SGD's own; all other shared
-// state (progress counters, losses) is per-thread and merged after each segment. CBOW and
-// classic skip-gram write every output row once per prediction, and there the 1024 most frequent
-// rows are the exception: each thread updates them in a private copy that is folded back after
-// every segment (no update lost, seen by the other threads one segment late), because sharing
-// their cache lines made two threads slower than one; the staleness costs a little quality
-// (Brown, CBOW: final loss 0.364 against 0.354 on one thread). The default skip-gram writes each
-// output row once per window and runs plain Hogwild: faster than with copies, and as good as one
-// thread. One
-// thread with a fixed seed is bit-reproducible.
+// state (progress counters, losses) is per-thread and merged after each segment. Two threads
+// train as well as one (same loss to 3 digits in the tests, same quality in bench/RESULTS.md).
+// One thread with a fixed seed is bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
-// row for negative sampling, (negative + 1) rows of scratch per thread, and for CBOW or classic
-// skip-gram with threads > 1 two 1024-row copies per thread.
+// row for negative sampling and (negative + 1) rows of scratch per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
