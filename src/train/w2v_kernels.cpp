@@ -253,6 +253,42 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
   t.n_loss += n_ctx * n_t;
 }
 
+// What a pipelined loop (SkipGramSentence, CbowSentence) draws for a position one step ahead:
+// its window and its output rows, whose lines are prefetched for writing at once. The generator
+// is used in the same order as drawing them when the position trains, so a one-thread run gives
+// the same bits either way.
+struct WindowPlan {
+  long lo = 0, hi = -1;
+  WindowTargets w;
+};
+
+class WindowPlanner {
+ public:
+  WindowPlanner(const W2vShared& m, const uint32_t* sent, size_t n) : m_(m), sent_(sent), n_(n) {}
+  void plan(size_t i, WindowPlan& p, W2vThread& t) {
+    const long W = long(m_.window);
+    t.rng = t.rng * 25214903917ull + 11;
+    const long b = long((t.rng >> 16) % uint64_t(W));  // dynamic window
+    p.lo = std::max(0L, long(i) - W + b);
+    p.hi = std::min(long(n_) - 1, long(i) + W - b);
+    p.w.n = 0;
+    if (m_.negative > 0) DrawTargets(m_, sent_[i], p.w, t);
+    // The center's own input row too: it is a context of the next windows.
+    for (long c = std::max(p.lo, prefetched_to_ + 1); c <= p.hi; ++c)
+      PrefetchRowForWrite(Row(m_.syn0, sent_[c], m_.stride), m_.stride);
+    prefetched_to_ = std::max(prefetched_to_, p.hi);
+  }
+
+ private:
+  const W2vShared& m_;
+  const uint32_t* sent_;
+  size_t n_;
+  // Context rows up to this position have been prefetched for an earlier window, which trained
+  // on them since: they are still in this core's cache, and asking again only costs issue slots
+  // (the prefetch loops were ~8% of the samples when every window prefetched all its contexts).
+  long prefetched_to_ = -1;
+};
+
 // Skip-gram over a sentence with window batches, software-pipelined: the next center's window
 // and negatives are drawn, and all their rows prefetched, before the current window is trained,
 // so the random output rows (the loop's cache misses, and with two threads often lines the other
@@ -260,33 +296,14 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
 HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                                  W2vThread& t) {
   const size_t S = m.stride;
-  const long W = long(m.window);
-  struct Plan {
-    long lo, hi;
-    WindowTargets w;
-  };
-  Plan plans[2];
-  // Context rows up to this position have been prefetched for an earlier window, which trained
-  // on them since: they are still in this core's cache, and asking again only costs issue slots
-  // (the prefetch loops were ~8% of the samples when every window prefetched all its contexts).
-  long prefetched_to = -1;
-  auto plan = [&](size_t i, Plan& p) {
-    t.rng = t.rng * 25214903917ull + 11;
-    const long b = long((t.rng >> 16) % uint64_t(W));  // dynamic window
-    p.lo = std::max(0L, long(i) - W + b);
-    p.hi = std::min(long(n) - 1, long(i) + W - b);
-    DrawTargets(m, sent[i], p.w, t);
-    // The center's own input row too: it is a context of the next windows.
-    for (long c = std::max(p.lo, prefetched_to + 1); c <= p.hi; ++c)
-      PrefetchRowForWrite(Row(m.syn0, sent[c], S), S);
-    prefetched_to = std::max(prefetched_to, p.hi);
-  };
   if (n == 0) return;
-  plan(0, plans[0]);
+  WindowPlanner planner(m, sent, n);
+  WindowPlan plans[2];
+  planner.plan(0, plans[0], t);
   float* in_rows[2 * kMaxWindowInline];
   for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n) plan(i + 1, plans[(i + 1) & 1]);
-    const Plan& p = plans[i & 1];
+    if (i + 1 < n) planner.plan(i + 1, plans[(i + 1) & 1], t);
+    const WindowPlan& p = plans[i & 1];
     size_t n_ctx = 0;
     for (long c = p.lo; c <= p.hi; ++c)
       if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, sent[c], S);
@@ -297,39 +314,21 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
   }
 }
 
-
 // CBOW over a sentence, software-pipelined like SkipGramSentence: the next position's window
-// and negatives are drawn (the generator is used in the same order as without pipelining, so
-// the results are the same bits) and their rows prefetched for writing before the current
-// position trains. Without it every miss on an output row stalled the loop, and on 2 threads,
+// and negatives are drawn and their rows prefetched for writing before the current position
+// trains. Without it every miss on an output row stalled the loop, and on 2 threads,
 // where the row is often a line the other core has just written, CBOW ran slower than on 1.
 HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                              W2vThread& t) {
   const size_t S = m.stride;
-  const long W = long(m.window);
-  struct Plan {
-    long lo, hi;
-    WindowTargets w;
-  };
-  Plan plans[2];
-  long prefetched_to = -1;
-  auto plan = [&](size_t i, Plan& p) {
-    t.rng = t.rng * 25214903917ull + 11;
-    const long b = long((t.rng >> 16) % uint64_t(W));  // dynamic window
-    p.lo = std::max(0L, long(i) - W + b);
-    p.hi = std::min(long(n) - 1, long(i) + W - b);
-    p.w.n = 0;
-    if (m.negative > 0) DrawTargets(m, sent[i], p.w, t);
-    for (long c = std::max(p.lo, prefetched_to + 1); c <= p.hi; ++c)
-      PrefetchRowForWrite(Row(m.syn0, sent[c], S), S);
-    prefetched_to = std::max(prefetched_to, p.hi);
-  };
   if (n == 0) return;
-  plan(0, plans[0]);
+  WindowPlanner planner(m, sent, n);
+  WindowPlan plans[2];
+  planner.plan(0, plans[0], t);
   const hn::ScalableTag<float> d;
   for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n) plan(i + 1, plans[(i + 1) & 1]);
-    const Plan& p = plans[i & 1];
+    if (i + 1 < n) planner.plan(i + 1, plans[(i + 1) & 1], t);
+    const WindowPlan& p = plans[i & 1];
     Zero(t.neu1, S);
     size_t cw = 0;
     for (long c = p.lo; c <= p.hi; ++c) {
