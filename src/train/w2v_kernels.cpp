@@ -141,17 +141,22 @@ HWY_INLINE uint32_t DrawNegative(const W2vShared& m, W2vThread& t) {
 }
 
 // Predicts `word` from the hidden vector l1, accumulating the input gradient in neu1e.
+// Hierarchical softmax: predicts `word` from l1 along its Huffman path (no-op without it).
+HWY_INLINE void PredictHs(const W2vShared& m, uint32_t word, const float* l1, float* neu1e,
+                          float alpha, W2vThread& t) {
+  if (!m.syn1) return;
+  const size_t S = m.stride;
+  for (uint32_t k = m.hs_offset[word]; k < m.hs_offset[word + 1]; ++k) {
+    float* out = m.syn1 + size_t(m.hs_points[k]) * S;
+    float g = Gradient(Dot(l1, out, S), 1.0f - float(m.hs_codes[k]), alpha, t);
+    Update(g, l1, out, neu1e, S);
+  }
+}
+
 HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, float* neu1e,
                         float alpha, W2vThread& t) {
   const size_t S = m.stride;
-  if (m.syn1) {
-    const uint32_t b = m.hs_offset[word], e = m.hs_offset[word + 1];
-    for (uint32_t k = b; k < e; ++k) {
-      float* out = m.syn1 + size_t(m.hs_points[k]) * S;
-      float g = Gradient(Dot(l1, out, S), 1.0f - float(m.hs_codes[k]), alpha, t);
-      Update(g, l1, out, neu1e, S);
-    }
-  }
+  PredictHs(m, word, l1, neu1e, alpha, t);
   if (m.negative > 0) {
     // Draw the negatives first (same generator sequence as drawing them one by one) so their
     // rows can be prefetched: the random output rows are the trainer's main cache misses.
@@ -289,6 +294,21 @@ class WindowPlanner {
   long prefetched_to_ = -1;
 };
 
+// Runs train(i, plan of i) for every position of a sentence, planning position i + 1 before
+// position i trains (the software pipeline of the two loops below).
+template <class F>
+HWY_INLINE void PipelinedSentence(const W2vShared& m, const uint32_t* sent, size_t n,
+                                  W2vThread& t, const F& train) {
+  if (n == 0) return;
+  WindowPlanner planner(m, sent, n);
+  WindowPlan plans[2];
+  planner.plan(0, plans[0], t);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) planner.plan(i + 1, plans[(i + 1) & 1], t);
+    train(i, plans[i & 1]);
+  }
+}
+
 // Skip-gram over a sentence with window batches, software-pipelined: the next center's window
 // and negatives are drawn, and all their rows prefetched, before the current window is trained,
 // so the random output rows (the loop's cache misses, and with two threads often lines the other
@@ -296,22 +316,16 @@ class WindowPlanner {
 HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                                  W2vThread& t) {
   const size_t S = m.stride;
-  if (n == 0) return;
-  WindowPlanner planner(m, sent, n);
-  WindowPlan plans[2];
-  planner.plan(0, plans[0], t);
   float* in_rows[2 * kMaxWindowInline];
-  for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n) planner.plan(i + 1, plans[(i + 1) & 1], t);
-    const WindowPlan& p = plans[i & 1];
+  PipelinedSentence(m, sent, n, t, [&](size_t i, const WindowPlan& p) {
     size_t n_ctx = 0;
     for (long c = p.lo; c <= p.hi; ++c)
       if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, sent[c], S);
-    if (n_ctx == 0) continue;
+    if (n_ctx == 0) return;
     SkipGramWindow(m, p.w, in_rows, n_ctx, alpha, t);
     for (long c = p.lo; c <= p.hi; ++c)
       if (c != long(i)) CountUpdate(m, sent[c]);
-  }
+  });
 }
 
 // CBOW over a sentence, software-pipelined like SkipGramSentence: the next position's window
@@ -321,14 +335,8 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
 HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                              W2vThread& t) {
   const size_t S = m.stride;
-  if (n == 0) return;
-  WindowPlanner planner(m, sent, n);
-  WindowPlan plans[2];
-  planner.plan(0, plans[0], t);
   const hn::ScalableTag<float> d;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n) planner.plan(i + 1, plans[(i + 1) & 1], t);
-    const WindowPlan& p = plans[i & 1];
+  PipelinedSentence(m, sent, n, t, [&](size_t i, const WindowPlan& p) {
     Zero(t.neu1, S);
     size_t cw = 0;
     for (long c = p.lo; c <= p.hi; ++c) {
@@ -336,19 +344,12 @@ HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n,
       Axpy(1.0f, Row(m.syn0, sent[c], S), t.neu1, S);
       ++cw;
     }
-    if (cw == 0) continue;
+    if (cw == 0) return;
     const auto inv = hn::Set(d, 1.0f / float(cw));
     for (size_t k = 0; k < S; k += hn::Lanes(d))
       hn::StoreU(hn::Mul(hn::LoadU(d, t.neu1 + k), inv), d, t.neu1 + k);
     Zero(t.neu1e, S);
-    if (m.syn1) {  // hierarchical softmax first, as Predict does
-      const uint32_t word = sent[i];
-      for (uint32_t k = m.hs_offset[word]; k < m.hs_offset[word + 1]; ++k) {
-        float* out = m.syn1 + size_t(m.hs_points[k]) * S;
-        float g = Gradient(Dot(t.neu1, out, S), 1.0f - float(m.hs_codes[k]), alpha, t);
-        Update(g, t.neu1, out, t.neu1e, S);
-      }
-    }
+    PredictHs(m, sent[i], t.neu1, t.neu1e, alpha, t);  // first, as Predict does
     for (size_t k = 0; k < p.w.n; ++k) {
       float* out = p.w.out[k];
       float g = Gradient(Dot(t.neu1, out, S), k == 0 ? 1.0f : 0.0f, alpha, t);
@@ -359,7 +360,7 @@ HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n,
       Axpy(1.0f, t.neu1e, Row(m.syn0, sent[c], S), S);
       CountUpdate(m, sent[c]);
     }
-  }
+  });
 }
 
 // Skip-gram with word2vec.c's per-(context, center) predictions (classic_skipgram, or
