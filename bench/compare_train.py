@@ -79,12 +79,30 @@ def evaluate(vec_path):
     # word falls inside ~20000 words that all occur exactly 5 times, which each tool orders its own
     # way (we alphabetically, gensim as its sort leaves them), so a 30000 cut scored the two on
     # different question sets (measured: 9219 vs 9314 questions). Every tool keeps the same words
-    # (min_count 5 on the same text), so the whole vocabulary gives every tool the same questions.
+    # (min_count 5 on the same text; fastText adds its "</s>", which no question uses), so the
+    # whole vocabulary gives every tool the same questions; the table prints their number.
     an = kv.evaluate_word_analogies(os.path.join(EVAL, "questions-words.txt"),
                                     restrict_vocab=len(kv), case_insensitive=True)
     total = next(s for s in an[1] if s["section"] == "Total accuracy")
     return {"wordsim_spearman": float(ws[1][0]), "analogy": float(an[0]), "vocab": len(kv),
             "questions": len(total["correct"]) + len(total["incorrect"])}
+
+
+def add_to_results(path, text):
+    """Adds a run to the '## training' section of RESULTS.md as its first subsection. The section
+    also holds hand-written analysis (targets, history), so it is never replaced."""
+    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    start = old.find("## training\n")
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n## training\n\n" + text.rstrip("\n") + "\n"
+    else:
+        end = old.find("\n## ", start + 1)
+        end = len(old) if end < 0 else end + 1
+        sub = old.find("\n### ", start, end)
+        at = end if sub < 0 else sub + 1
+        new = old[:at].rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n\n" + old[at:]
+    with open(path, "w") as f:
+        f.write(new)
 
 
 def main():
@@ -98,7 +116,8 @@ def main():
                     help="skip embedscope --classic-skipgram (word2vec.c's per-pair updates)")
     ap.add_argument("--scaling-runs", type=int, default=8,
                     help="extra interleaved 1-thread / N-thread embedscope runs for the scaling figure")
-    ap.add_argument("--write", action="store_true", help="update the '## training' section of bench/RESULTS.md")
+    ap.add_argument("--write", action="store_true",
+                    help="add this run to the '## training' section of bench/RESULTS.md (as its first subsection)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="compare_train.")
     corpus = os.path.join(work, "brown.txt")
@@ -110,6 +129,7 @@ def main():
     tools = (["embedscope", "embedscope-1t"] + ([] if a.no_classic else ["embedscope-classic"]) +
              ["gensim"] + ([] if a.no_fasttext else ["fasttext"]))
     load_start = os.getloadavg()
+    t_start = time.time()
     # Process baseline: what an empty run of the CLI holds (shared libraries, static data).
     base_rss = timed([a.cli, "--version"], os.path.join(work, "version.log"))[1]
     runs = {t: [] for t in tools}
@@ -187,7 +207,7 @@ def main():
                      runs[t][0]["questions"]))
     ours_wall = mean("embedscope", "wall")
     lines = [
-        "## training",
+        f"### Brown x{a.repeat}, compare_train.py run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(t_start))}",
         "",
         f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
         f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
@@ -235,14 +255,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if a.write:
-        path = os.path.join(HERE, "RESULTS.md")
-        old = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-        start = old.find("## training\n")
-        if start >= 0:
-            end = old.find("\n## ", start + 1)
-            old = old[:start] + (old[end + 1:] if end >= 0 else "")
-        open(path, "w").write(old.rstrip("\n") + "\n\n" + text)
-
+        add_to_results(os.path.join(HERE, "RESULTS.md"), text)
 
 if __name__ == "__main__":
     main()
