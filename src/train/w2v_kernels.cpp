@@ -12,14 +12,17 @@
 //     every context row.
 //   hierarchical softmax: the same with t = the inner nodes on w's Huffman path and
 //     label = 1 - code bit.
-//   skip-gram, window batch (the default for skip-gram with negative sampling only): one draw
-//     of negatives per center w, shared by every context of its window (Ji et al. 2016,
-//     "Parallelizing Word2Vec in Shared and Distributed Memory"; BlazingText's batch_skipgram):
-//     for contexts c and targets t in {w} + negatives, g_ct from f = syn0[c] . syn1neg[t];
-//     syn0[c] += sum_t g_ct syn1neg[t]; syn1neg[t] += sum_c g_ct syn0[c], the output rows
-//     updated once, after the whole window. Each output row is read and written once per
-//     center instead of once per pair: with window 5 and 5 negatives ~3.5x fewer random row
-//     accesses, and far fewer writes to the rows that two threads share.
+//   skip-gram, shared negatives (the default for skip-gram with negative sampling only): one
+//     draw of negatives per center w, shared by every context of its window (Ji et al. 2016,
+//     "Parallelizing Word2Vec in Shared and Distributed Memory"; BlazingText's batch_skipgram).
+//     For each context c in turn: g_t from f = syn0[c] . syn1neg[t] for every target t in
+//     {w} + negatives, then syn1neg[t] += g_t syn0[c] and syn0[c] += sum_t g_t syn1neg[t] in
+//     one pass. The window's output rows are drawn and fetched once per center instead of once
+//     per pair: with window 5 and 5 negatives ~3.5x fewer random row accesses.
+//     Ji et al. update the output rows once, after the whole window, from deltas summed over its
+//     contexts; we did too until measuring that the stale rows cost analogy accuracy on Brown x5
+//     (whole-vocabulary analogies, seeds 1-3: 0.0131 against 0.0151 updating after each context,
+//     gensim 0.0159), while updating in place was no slower (bench/RESULTS.md, "## training").
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -222,9 +225,8 @@ HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w,
 }
 
 // One skip-gram window with shared negatives (see the top of the file). Contexts are taken in
-// order; each context row gets its update at once (so a word twice in one window sees its first
-// update, as in word2vec.c), the output rows only after the last context: every dot product of
-// the window reads the same output rows.
+// order; for each, the dot products against the window's output rows come first, then one pass
+// updates the context row and every output row, so the next context already sees them.
 HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float* const* in_rows,
                                size_t n_ctx, float alpha, W2vThread& t) {
   const size_t S = m.stride;
@@ -232,8 +234,6 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
   float* const* out = w.out;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  float* delta = t.out_delta;
-  for (size_t k = 0; k < n_t; ++k) Zero(delta + k * S, S);
   float g[kMaxNegativeInline + 1];
   // The window's loss is summed in a register and added to the thread's double once: through
   // `t` every prediction was a load-add-store chain on memory the stores around it may alias.
@@ -246,14 +246,13 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
       auto acc = hn::Zero(d);
       for (size_t k = 0; k < n_t; ++k) {
         const auto vg = hn::Set(d, g[k]);
-        acc = hn::MulAdd(vg, hn::LoadU(d, out[k] + i), acc);
-        float* dk = delta + k * S + i;
-        hn::StoreU(hn::MulAdd(vg, vin, hn::LoadU(d, dk)), d, dk);
+        const auto vo = hn::LoadU(d, out[k] + i);
+        acc = hn::MulAdd(vg, vo, acc);
+        hn::StoreU(hn::MulAdd(vg, vin, vo), d, out[k] + i);
       }
       hn::StoreU(hn::Add(vin, acc), d, in + i);
     }
   }
-  for (size_t k = 0; k < n_t; ++k) Axpy(1.0f, delta + k * S, out[k], S);
   t.loss += loss;
   t.n_loss += n_ctx * n_t;
 }
@@ -309,10 +308,10 @@ HWY_INLINE void PipelinedSentence(const W2vShared& m, const uint32_t* sent, size
   }
 }
 
-// Skip-gram over a sentence with window batches, software-pipelined: the next center's window
-// and negatives are drawn, and all their rows prefetched, before the current window is trained,
-// so the random output rows (the loop's cache misses, and with two threads often lines the other
-// core has just written) arrive while this window computes.
+// Skip-gram over a sentence with shared negatives per window, software-pipelined: the next
+// center's window and negatives are drawn, and all their rows prefetched, before the current
+// window is trained, so the random output rows (the loop's cache misses, and with two threads
+// often lines the other core has just written) arrive while this window computes.
 HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                                  W2vThread& t) {
   const size_t S = m.stride;

@@ -40,8 +40,8 @@ struct W2vShared {
   const uint8_t* hs_codes = nullptr;
   uint64_t* row_updates = nullptr;  // optional (row statistics)
   // Skip-gram with negative sampling only: one draw of negatives per center word, shared by the
-  // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw and
-  // immediate update for every (context, center) pair.
+  // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw for
+  // every (context, center) pair.
   bool window_batch = false;
 };
 
@@ -51,7 +51,6 @@ struct W2vThread {
   uint64_t n_loss = 0;
   float* neu1 = nullptr;   // stride floats, aligned
   float* neu1e = nullptr;
-  float* out_delta = nullptr;  // window_batch: (negative + 1) x stride floats, aligned
 };
 
 // Trains on one sentence of row ids (already subsampled) with learning rate alpha.

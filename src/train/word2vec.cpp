@@ -355,7 +355,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   struct alignas(64) ThreadStats {
     double loss = 0;
     uint64_t n_loss = 0, words = 0;
-    AlignedFloats neu1, neu1e, out_delta;
+    AlignedFloats neu1, neu1e;
     std::vector<uint32_t> sent;
     std::vector<uint32_t> ids;  // the chunk's slice of the id stream
   };
@@ -373,7 +373,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   for (auto& t : ts) {
     t.neu1.allocate(stride);
     t.neu1e.allocate(stride);
-    if (shared.window_batch) t.out_delta.allocate((o.negative + 1) * stride);
     t.sent.reserve(kMaxSentence);
     t.ids.resize(kChunk);
   }
@@ -382,7 +381,6 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     th.rng = mix_seed(o.seed, epoch, chunk);
     th.neu1 = t.neu1.data();
     th.neu1e = t.neu1e.data();
-    th.out_delta = t.out_delta.data();
     const uint64_t begin = chunk * kChunk;
     const uint64_t end = std::min(begin + kChunk, N);
     read_ids(stream_fd, corpus.stream_path, begin, end - begin, t.ids.data());

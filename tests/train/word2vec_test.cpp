@@ -96,13 +96,14 @@ TEST(Word2VecKernels, SimdDotEqualsScalarOnIntegers) {
   EXPECT_NE(std::string(w2v_simd_target()), "");
 }
 
-// The window-batch skip-gram update against the math written out here in double precision
-// (w2v_kernels.cpp, top comment): one set of output rows per center, every context scored
-// against their values from before the window, context rows updated in order, output rows
-// after the window. The negative is always row 3 (a one-entry alias table) and window 1 has
-// no random shrink, so the expected values follow from the formula alone. The sigmoid is read
-// from word2vec.c's 4096-entry table over [-8, 8], like the kernel.
-TEST(Word2VecKernels, WindowBatchEqualsTheFormula) {
+// The shared-negatives skip-gram update against the math written out here in double precision
+// (w2v_kernels.cpp, top comment): one set of output rows per center; for each context in
+// order, every dot product against the rows' current values, then each output row updated in
+// turn (the input gradient reads it before its own update, so a row drawn twice sees the first
+// update), then the context row. The negative is always row 3 (a one-entry alias table) and
+// window 1 has no random shrink, so the expected values follow from the formula alone. The
+// sigmoid is read from word2vec.c's 4096-entry table over [-8, 8], like the kernel.
+TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
   constexpr size_t kRows = 4, kDim = 3, kStride = 16, kNeg = 2;
   std::vector<float> syn0(kRows * kStride, 0.0f), syn1(kRows * kStride, 0.0f);
   std::vector<std::vector<double>> in(kRows, std::vector<double>(kDim)), out = in;
@@ -123,10 +124,9 @@ TEST(Word2VecKernels, WindowBatchEqualsTheFormula) {
   m.neg_alias = &alias;
   m.neg_alias_size = 1;
   m.window_batch = true;
-  std::vector<float> delta((kNeg + 1) * kStride), neu1(kStride), neu1e(kStride);
+  std::vector<float> neu1(kStride), neu1e(kStride);
   W2vThread t;
   t.rng = 12345;
-  t.out_delta = delta.data();
   t.neu1 = neu1.data();
   t.neu1e = neu1e.data();
   const std::vector<uint32_t> sent{0, 1, 3, 2};
@@ -141,23 +141,22 @@ TEST(Word2VecKernels, WindowBatchEqualsTheFormula) {
   for (size_t i = 0; i < sent.size(); ++i) {
     std::vector<uint32_t> targets{sent[i]};
     if (sent[i] != 3) targets.insert(targets.end(), kNeg, 3);
-    std::vector<std::vector<double>> dout(targets.size(), std::vector<double>(kDim, 0.0));
     for (size_t c : {i - 1, i + 1}) {
       if (c >= sent.size()) continue;  // i - 1 wraps for i = 0
       std::vector<double>& x = in[sent[c]];
-      std::vector<double> dx(kDim, 0.0);
+      std::vector<double> g(targets.size()), dx(kDim, 0.0);
       for (size_t k = 0; k < targets.size(); ++k) {
-        const std::vector<double>& y = out[targets[k]];
         double f = 0;
-        for (size_t d = 0; d < kDim; ++d) f += x[d] * y[d];
-        const double g = ((k == 0 ? 1.0 : 0.0) - sigmoid_table(f)) * alpha;
-        for (size_t d = 0; d < kDim; ++d) dout[k][d] += g * x[d], dx[d] += g * y[d];
+        for (size_t d = 0; d < kDim; ++d) f += x[d] * out[targets[k]][d];
+        g[k] = ((k == 0 ? 1.0 : 0.0) - sigmoid_table(f)) * alpha;
         ++pairs;
+      }
+      for (size_t k = 0; k < targets.size(); ++k) {
+        std::vector<double>& y = out[targets[k]];
+        for (size_t d = 0; d < kDim; ++d) dx[d] += g[k] * y[d], y[d] += g[k] * x[d];
       }
       for (size_t d = 0; d < kDim; ++d) x[d] += dx[d];
     }
-    for (size_t k = 0; k < targets.size(); ++k)
-      for (size_t d = 0; d < kDim; ++d) out[targets[k]][d] += dout[k][d];
   }
   EXPECT_EQ(t.n_loss, pairs);
   for (size_t r = 0; r < kRows; ++r)

@@ -25,7 +25,7 @@
 // than kMaxWordBytes are cut to that length; sentences longer than kMaxSentence ids are split.
 //
 // Skip-gram updates: by default one draw of negatives per center word serves its whole window
-// and each output row is updated once per window (Ji et al. 2016); classic_skipgram gives
+// (Ji et al. 2016), every row updated after each context; classic_skipgram gives
 // word2vec.c's per-(context, center) draws and updates. bench/RESULTS.md "## training" has the
 // speed and quality of both against gensim.
 //
@@ -39,7 +39,7 @@
 // One thread with a fixed seed is bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
-// row for negative sampling and (negative + 1) rows of scratch per thread.
+// row for negative sampling and two rows of scratch per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
@@ -84,10 +84,11 @@ struct Word2VecOptions {
   size_t negative = 5;        // negative samples per positive; 0 disables negative sampling
   bool hs = false;            // hierarchical softmax (Huffman tree over the trained rows)
   // Skip-gram with negative sampling (and no hs) draws one set of negatives per center word and
-  // updates the output rows once per window (Ji et al. 2016; see w2v_kernels.cpp): the same
-  // quality as word2vec.c's per-pair updates at about twice the speed, and it scales to two
-  // threads. true: word2vec.c's fresh negatives and immediate update for every
-  // (context, center) pair, as gensim and fastText do.
+  // scores every context of the window against them, updating the rows after each context
+  // (Ji et al. 2016's sharing, without their once-per-window update; see w2v_kernels.cpp): the
+  // same quality as word2vec.c's per-pair updates at about twice the speed, and it scales to two
+  // threads. true: word2vec.c's fresh negatives for every (context, center) pair, as gensim and
+  // fastText do.
   bool classic_skipgram = false;
   double sample = 1e-3;       // subsampling threshold t; 0 disables
   uint64_t min_count = 5;
