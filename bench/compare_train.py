@@ -6,7 +6,8 @@ same hyper-parameters (skip-gram, dim 100, window 5, negative 5, sample 1e-3, mi
 5 epochs, 2 threads, lr 0.025). Runs are interleaved (ours, gensim, fastText, next seed) so a
 busy second core hurts every tool alike, and ratios are taken within one run. Quality:
 WordSim-353 Spearman and Google analogy accuracy (gensim's evaluators, case-insensitive,
-over the whole vocabulary so every tool answers the same questions), averaged over the seeds. Peak memory is /usr/bin/time's max RSS.
+over the whole vocabulary so every tool answers the same questions), averaged over the seeds.
+Peak memory is /usr/bin/time's max RSS.
 
 Usage (from the repository root, after building the CLI):
   bench/compare_train.sh                      # = python3 bench/compare_train.py --write
@@ -211,7 +212,10 @@ def main():
         "",
         f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
         f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
-        f"runs interleaved per seed ({', '.join(tools)}); mean over seeds {a.seeds}. embedscope-classic = `--classic-skipgram` (word2vec.c's per-pair negatives and updates; the default shares one draw of negatives per center word). Wall time is the whole process "
+        f"runs interleaved per seed ({', '.join(tools)}); mean over seeds {a.seeds}. "
+        + ("" if a.no_classic else "embedscope-classic = `--classic-skipgram` (word2vec.c's per-pair negatives and updates; "
+           "the default shares one draw of negatives per center word). ")
+        + "Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
         "",
         "| tool | wall s | CPU s | words/s (x epochs, wall) | wall vs embedscope | CPU vs embedscope | peak RSS MiB | WordSim-353 Spearman | Google analogy acc | analogy questions | vocab |",
