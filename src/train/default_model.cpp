@@ -1,5 +1,6 @@
 // The embedded default model: skip-gram over GPT-2 token ids, trained on first use from the
-// English text scripts/setup.sh fetched (docs/default_model.md states parameters and sizes).
+// English text scripts/setup.sh fetched (README.md, "The default model", states its parameters,
+// corpus, size and training time).
 #include "embedscope/train/default_model.h"
 
 #include <fcntl.h>

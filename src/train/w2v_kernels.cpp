@@ -366,7 +366,7 @@ HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n,
 // hierarchical softmax); the other loops are above.
 void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                    W2vThread& t) {
-  if (m.window_batch) return SkipGramSentence(m, sent, n, alpha, t);
+  if (m.shared_negatives) return SkipGramSentence(m, sent, n, alpha, t);
   if (m.cbow) return CbowSentence(m, sent, n, alpha, t);
   const size_t S = m.stride;
   const long W = long(m.window);

@@ -42,7 +42,7 @@ struct W2vShared {
   // Skip-gram with negative sampling only: one draw of negatives per center word, shared by the
   // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw for
   // every (context, center) pair.
-  bool window_batch = false;
+  bool shared_negatives = false;
 };
 
 struct W2vThread {

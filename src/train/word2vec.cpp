@@ -338,8 +338,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   shared.hs_points = huff.points.data();
   shared.hs_codes = huff.codes.data();
   shared.row_updates = o.row_stats ? row_updates.data() : nullptr;
-  shared.window_batch = !o.classic_skipgram && o.arch == W2vArch::kSkipGram && o.negative > 0 &&
-                        !(o.hs && huff.n_inner > 0);
+  shared.shared_negatives = !o.classic_skipgram && o.arch == W2vArch::kSkipGram &&
+                            o.negative > 0 && !(o.hs && huff.n_inner > 0);
 
   // Training state (what a checkpoint holds besides the weights).
   CheckpointState st;

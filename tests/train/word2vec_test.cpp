@@ -123,7 +123,7 @@ TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
   m.negative = kNeg;
   m.neg_alias = &alias;
   m.neg_alias_size = 1;
-  m.window_batch = true;
+  m.shared_negatives = true;
   std::vector<float> neu1(kStride), neu1e(kStride);
   W2vThread t;
   t.rng = 12345;
