@@ -12,6 +12,9 @@ Peak memory is /usr/bin/time's max RSS.
 Usage (from the repository root, after building the CLI):
   bench/compare_train.sh                      # = python3 bench/compare_train.py --write
   /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --seeds 1 2 3 --write
+  # A/B of a change: main's build as a second column, in the same interleaved rounds
+  /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --baseline-cli /tmp/main/embedscope \
+      --repeat 5 --no-fasttext --no-classic
 
 The evaluation files come from ../shared/data/eval (benchmark only; tests never need them).
 """
@@ -117,6 +120,9 @@ def main():
                     help="skip embedscope --classic-skipgram (word2vec.c's per-pair updates)")
     ap.add_argument("--scaling-runs", type=int, default=8,
                     help="extra interleaved 1-thread / N-thread embedscope runs for the scaling figure")
+    ap.add_argument("--baseline-cli", metavar="PATH",
+                    help="a second build (say main's, to A/B a change) trained with the same settings in the "
+                         "same rounds: column 'embedscope-base' and its own scaling line")
     ap.add_argument("--write", action="store_true",
                     help="add this run to the '## training' section of bench/RESULTS.md (as its first subsection)")
     a = ap.parse_args()
@@ -127,7 +133,8 @@ def main():
     gscript = os.path.join(work, "gensim_train.py")
     open(gscript, "w").write(GENSIM_SCRIPT)
     # Our 1-thread and N-thread runs sit next to each other, so a busy second core hurts both.
-    tools = (["embedscope", "embedscope-1t"] + ([] if a.no_classic else ["embedscope-classic"]) +
+    tools = (["embedscope", "embedscope-1t"] + (["embedscope-base"] if a.baseline_cli else []) +
+             ([] if a.no_classic else ["embedscope-classic"]) +
              ["gensim"] + ([] if a.no_fasttext else ["fasttext"]))
     load_start = os.getloadavg()
     t_start = time.time()
@@ -139,7 +146,8 @@ def main():
         for tool in tools:
             out = os.path.join(work, f"{tool}-{seed}")
             if tool.startswith("embedscope"):
-                cmd = [a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec",
+                cli = a.baseline_cli if tool == "embedscope-base" else a.cli
+                cmd = [cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec",
                        "--dim", "100", "--window", "5", "--negative", "5", "--sample", "1e-3",
                        "--min-count", "5", "--epochs", "5", "--lr", "0.025",
                        "--threads", "1" if tool == "embedscope-1t" else str(a.threads),
@@ -175,8 +183,9 @@ def main():
     # round's 1-thread run is the ceiling for N threads (it is 2x only when both cores are free).
     scale = {1: [], a.threads: []}
     side = []  # per round: aggregate speed-up of the side-by-side processes
-    def train_cmd(out, th, seed):
-        return [a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
+    base = []  # the baseline build's N-thread runs, in the same rounds
+    def train_cmd(out, th, seed, cli=None):
+        return [cli or a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
                 "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
                 "--epochs", "5", "--lr", "0.025", "--threads", str(th), "--seed", str(seed),
                 "-q", "--json"]
@@ -188,6 +197,10 @@ def main():
             out = os.path.join(work, f"scaling-{th}")
             timed(train_cmd(out, th, 100 + i), out + ".log")
             scale[th].append(train_seconds(out + ".log"))
+        if a.baseline_cli:
+            out = os.path.join(work, "scaling-base")
+            timed(train_cmd(out, a.threads, 100 + i, a.baseline_cli), out + ".log")
+            base.append(train_seconds(out + ".log"))
         procs = []
         for k in range(a.threads):
             out = os.path.join(work, f"side-{k}")
@@ -215,6 +228,7 @@ def main():
         f"runs interleaved per seed ({', '.join(tools)}); mean over seeds {a.seeds}. "
         + ("" if a.no_classic else "embedscope-classic = `--classic-skipgram` (word2vec.c's per-pair negatives and updates; "
            "the default shares one draw of negatives per center word). ")
+        + (f"embedscope-base = the build {a.baseline_cli} with the same flags. " if a.baseline_cli else "")
         + "Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
         "",
@@ -241,6 +255,12 @@ def main():
                f"{a.threads} threads reach {med([s1 / sn / c for s1, sn, c in zip(scale[1], scale[a.threads], side)]):.0%} of it "
                "(median of per-round ratios).")
               if a.scaling_runs else "",
+              "",
+              (f"Baseline build ({a.baseline_cli}) in the same rounds: {a.threads} threads median {med(base):.2f} s "
+               f"(fastest {min(base):.2f}), speed-up {med(scale[1]) / med(base):.2f}x of medians against the round's "
+               f"1-thread runs above, {med([s1 / sb / c for s1, sb, c in zip(scale[1], base, side)]):.0%} of the ceiling; "
+               "all: " + ", ".join(f"{x:.2f}" for x in base) + ".")
+              if a.baseline_cli and a.scaling_runs else "",
               "",
               f"Memory: tables (syn0 + syn1neg, float32) {2 * runs['embedscope'][0]['vocab'] * 100 * 4 / 2**20:.1f} MiB; "
               f"process baseline (`embedscope --version`) {base_rss:.1f} MiB; embedscope peak {mean('embedscope', 'rss_mib'):.1f} MiB "
