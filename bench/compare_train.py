@@ -22,6 +22,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,34 @@ def add_to_results(path, text):
         f.write(new)
 
 
+# vcpu_pingpong's one-way hand-over on these VMs: ~30-60 ns when the two vCPUs share a cache,
+# ~200-250 ns when they do not (bench/RESULTS.md, "## training"); a round whose probes fall on
+# different sides of the gap is "mixed".
+PP_NEAR_NS, PP_FAR_NS = 100.0, 150.0
+
+
+def phase_summary(n, scale, phases, pps, peers, med):
+    """The scaling rounds grouped by where the vCPUs were around each N-thread run."""
+    parts = []
+    for ph in ("near", "far", "mixed"):
+        idx = [i for i, p in enumerate(phases) if p == ph]
+        if not idx:
+            continue
+        tn, t1 = [scale[n][i] for i in idx], [scale[1][i] for i in idx]
+        text = (f"**{ph}**, {len(idx)} rounds: embedscope {n} threads median {med(tn):.2f} s against 1 thread "
+                f"{med(t1):.2f} s, **{med(t1) / med(tn):.2f}x** (training loop)")
+        for tool, v in peers.items():
+            w = [x for x in v if x[2] == ph]
+            if w:
+                text += (f"; {tool} {len(w)} rounds {med([x[0] for x in w]):.1f} s against "
+                         f"{med([x[1] for x in w]):.1f} s, {med([x[1] for x in w]) / med([x[0] for x in w]):.2f}x (whole process)")
+        parts.append(text)
+    return (f"Scaling rounds by where the vCPUs were (bench/vcpu_pingpong, one-way cache-line hand-over before and "
+            f"after each {n}-thread run; near: both <= {PP_NEAR_NS:.0f} ns, far: both >= {PP_FAR_NS:.0f} ns): "
+            + "; ".join(parts) + ". Hand-over per round, ns: "
+            + ", ".join("/".join("-" if x is None else f"{x:.0f}" for x in pair) for pair in pps) + ".")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=os.path.join(HERE, "../build/bin/embedscope"))
@@ -123,6 +152,12 @@ def main():
     ap.add_argument("--baseline-cli", metavar="PATH",
                     help="a second build (say main's, to A/B a change) trained with the same settings in the "
                          "same rounds: column 'embedscope-base' and its own scaling line")
+    ap.add_argument("--pingpong", metavar="PATH",
+                    help="the vcpu_pingpong probe (default: beside --cli); run before and after each "
+                         "N-thread scaling run to tell the rounds apart by where the vCPUs were")
+    ap.add_argument("--peer-scaling", action="store_true",
+                    help="also run gensim (and fastText unless --no-fasttext) on N and on 1 thread in "
+                         "each scaling round")
     ap.add_argument("--write", action="store_true",
                     help="add this run to the '## training' section of bench/RESULTS.md (as its first subsection)")
     a = ap.parse_args()
@@ -136,6 +171,26 @@ def main():
     tools = (["embedscope", "embedscope-1t"] + (["embedscope-base"] if a.baseline_cli else []) +
              ([] if a.no_classic else ["embedscope-classic"]) +
              ["gensim"] + ([] if a.no_fasttext else ["fasttext"]))
+    def peer_cmd(tool, out, seed, threads):
+        if tool == "gensim":
+            return ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(threads)]
+        return ["fasttext", "skipgram", "-input", corpus, "-output", out, "-dim", "100",
+                "-ws", "5", "-neg", "5", "-t", "1e-3", "-minCount", "5", "-epoch", "5",
+                "-lr", "0.025", "-minn", "0", "-maxn", "0", "-thread", str(threads), "-verbose", "0"]
+    pp_bin = a.pingpong or os.path.join(os.path.dirname(os.path.abspath(a.cli)), "vcpu_pingpong")
+    if not os.access(pp_bin, os.X_OK):
+        print(f"note: no {pp_bin}; scaling rounds are not told apart by where the vCPUs were", flush=True)
+        pp_bin = None
+    def pingpong():
+        """One-way cache-line hand-over between the first two CPUs, ns (None without the probe)."""
+        if not pp_bin:
+            return None
+        r = subprocess.run([pp_bin, "--round-trips", "50000"], capture_output=True, text=True)
+        return float(r.stdout) if r.returncode == 0 else None
+    def phase_of(p0, p1):
+        if p0 is None or p1 is None:
+            return None
+        return "near" if max(p0, p1) <= PP_NEAR_NS else "far" if min(p0, p1) >= PP_FAR_NS else "mixed"
     load_start = os.getloadavg()
     t_start = time.time()
     # Process baseline: what an empty run of the CLI holds (shared libraries, static data).
@@ -154,13 +209,8 @@ def main():
                        "--seed", str(seed), "-q", "--json"]
                 if tool == "embedscope-classic":
                     cmd.append("--classic-skipgram")
-            elif tool == "gensim":
-                cmd = ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(a.threads)]
             else:
-                cmd = ["fasttext", "skipgram", "-input", corpus, "-output", out, "-dim", "100",
-                       "-ws", "5", "-neg", "5", "-t", "1e-3", "-minCount", "5", "-epoch", "5",
-                       "-lr", "0.025", "-minn", "0", "-maxn", "0", "-thread", str(a.threads),
-                       "-verbose", "0"]
+                cmd = peer_cmd(tool, out, seed, a.threads)
             wall, rss, cpu = timed(cmd, out + ".log")
             train_s = None
             if tool.startswith("embedscope"):
@@ -184,6 +234,8 @@ def main():
     scale = {1: [], a.threads: []}
     side = []  # per round: aggregate speed-up of the side-by-side processes
     base = []  # the baseline build's N-thread runs, in the same rounds
+    pps, phases = [], []  # per round: hand-over ns before / after the N-thread run, and its phase
+    peers = {t: [] for t in (["gensim"] + ([] if a.no_fasttext else ["fasttext"]))} if a.peer_scaling else {}
     def train_cmd(out, th, seed, cli=None):
         return [cli or a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
                 "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
@@ -195,8 +247,25 @@ def main():
     for i in range(a.scaling_runs):
         for th in (a.threads, 1):
             out = os.path.join(work, f"scaling-{th}")
+            if th != 1:
+                p0 = pingpong()
             timed(train_cmd(out, th, 100 + i), out + ".log")
             scale[th].append(train_seconds(out + ".log"))
+            if th != 1:
+                p1 = pingpong()
+                pps.append((p0, p1))
+                phases.append(phase_of(p0, p1))
+        for tool in peers:  # whole-process wall time: the peers report no training-loop time
+            out = os.path.join(work, f"scaling-{tool}")
+            q0 = pingpong()
+            wn = timed(peer_cmd(tool, out, 100 + i, a.threads), out + ".log")[0]
+            q1 = pingpong()
+            w1 = timed(peer_cmd(tool, out, 100 + i, 1), out + ".log")[0]
+            peers[tool].append((wn, w1, phase_of(q0, q1)))
+        print(f"  scaling round {i + 1}/{a.scaling_runs}: {a.threads} threads {scale[a.threads][-1]:.2f} s, "
+              f"1 thread {scale[1][-1]:.2f} s" + (f", hand-over {pps[-1][0]:.0f}/{pps[-1][1]:.0f} ns ({phases[-1]})"
+                                                  if phases[-1] else "")
+              + "".join(f", {t} {v[-1][0]:.1f}/{v[-1][1]:.1f} s ({v[-1][2]})" for t, v in peers.items()), flush=True)
         if a.baseline_cli:
             out = os.path.join(work, "scaling-base")
             timed(train_cmd(out, a.threads, 100 + i, a.baseline_cli), out + ".log")
@@ -262,6 +331,8 @@ def main():
                "all: " + ", ".join(f"{x:.2f}" for x in base) + ".")
               if a.baseline_cli and a.scaling_runs else "",
               "",
+              phase_summary(a.threads, scale, phases, pps, peers, med) if any(phases) else "",
+              "",
               f"Memory: tables (syn0 + syn1neg, float32) {2 * runs['embedscope'][0]['vocab'] * 100 * 4 / 2**20:.1f} MiB; "
               f"process baseline (`embedscope --version`) {base_rss:.1f} MiB; embedscope peak {mean('embedscope', 'rss_mib'):.1f} MiB "
               f"on {a.threads} threads, {mean('embedscope-1t', 'rss_mib'):.1f} MiB on 1.",
@@ -276,7 +347,7 @@ def main():
               f"Machine: {os.cpu_count()} cores, load average (1 min) {load_start[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end "
               "(shared with other jobs: absolute times are noisy, ratios within a run are the result).",
               ""]
-    text = "\n".join(lines)
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))  # optional lines left empty
     print(text)
     if a.write:
         add_to_results(os.path.join(HERE, "RESULTS.md"), text)
