@@ -3,8 +3,8 @@
 // Two threads, pinned to two CPUs, hand one cache line back and forth (each waits for the
 // other's store, then stores). The time per hand-over is what a Hogwild trainer pays when a row
 // it is about to write was last written by the other thread. On the 2-vCPU VMs this project is
-// measured on, the hypervisor moves the vCPUs every few seconds to minutes: about 30-60 ns when
-// they share a cache, 200-250 ns when they do not, and word2vec's 2-thread speed-up follows it
+// measured on, the hypervisor moves the vCPUs every few seconds to minutes: about 30-95 ns when
+// they share a cache, 200-260 ns when they do not, and word2vec's 2-thread speed-up follows it
 // (bench/RESULTS.md, "## training"). compare_train.py runs this before and after each 2-thread
 // scaling run so that each round can be told apart by where the vCPUs were.
 //
@@ -80,9 +80,18 @@ int main(int argc, char** argv) {
       return usage(("unknown or incomplete argument '" + a + "'").c_str());
     }
   }
-  if (cpu_a < 0) {
-    cpu_set_t s;
-    if (sched_getaffinity(0, sizeof s, &s) != 0) return usage("sched_getaffinity failed");
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return usage("sched_getaffinity failed");
+  if (cpu_a >= 0) {
+    // Checked before any thread starts: a thread that cannot be pinned would measure nothing.
+    for (long c : {cpu_a, cpu_b})
+      if (!CPU_ISSET(int(c), &allowed)) {
+        std::fprintf(stderr, "vcpu_pingpong: CPU %ld is not one this process may run on (%d allowed)\n",
+                     c, CPU_COUNT(&allowed));
+        return 2;
+      }
+  } else {
+    const cpu_set_t& s = allowed;
     for (int c = 0; c < CPU_SETSIZE && cpu_b < 0; ++c)
       if (CPU_ISSET(c, &s)) (cpu_a < 0 ? cpu_a : cpu_b) = c;
     if (cpu_b < 0) return usage("this process may run on only one CPU; nothing to measure");
