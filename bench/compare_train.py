@@ -110,8 +110,8 @@ def add_to_results(path, text):
         f.write(new)
 
 
-# vcpu_pingpong's one-way hand-over on these VMs: ~30-60 ns when the two vCPUs share a cache,
-# ~200-250 ns when they do not (bench/RESULTS.md, "## training"); a round whose probes fall on
+# vcpu_pingpong's one-way hand-over on these VMs: ~30-95 ns when the two vCPUs share a cache,
+# ~200-260 ns when they do not (bench/RESULTS.md, "## training"); a round whose probes fall on
 # different sides of the gap is "mixed".
 PP_NEAR_NS, PP_FAR_NS = 100.0, 150.0
 
@@ -161,6 +161,9 @@ def main():
     ap.add_argument("--write", action="store_true",
                     help="add this run to the '## training' section of bench/RESULTS.md (as its first subsection)")
     a = ap.parse_args()
+    for flag, path in (("--cli", a.cli), ("--baseline-cli", a.baseline_cli), ("--pingpong", a.pingpong)):
+        if path is not None and not os.access(path, os.X_OK):
+            ap.error(f"{flag} {path}: not an executable file")
     work = tempfile.mkdtemp(prefix="compare_train.")
     corpus = os.path.join(work, "brown.txt")
     n_words = make_corpus(corpus, a.repeat)
