@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "train/rng.h"
@@ -42,17 +43,24 @@ struct Setup {
   }
 };
 
+// Arg: 0 = word2vec.c's per-pair loop (--classic-skipgram), 1 = the pipelined loop with fresh
+// negatives for every pair (the default), 2 = pipelined with one draw per window
+// (--shared-negatives).
 void BM_SkipGramSentence(benchmark::State& state) {
   static Setup s;
+  W2vShared m = s.m;
+  m.pipelined_skipgram = state.range(0) != 0;
+  m.shared_negatives = state.range(0) == 2;
   W2vThread t;
   t.rng = 1;
   t.neu1 = s.neu1.data();
   t.neu1e = s.neu1e.data();
-  for (auto _ : state) w2v_train_sentence(s.m, s.sentence.data(), s.sentence.size(), 0.025f, t);
+  for (auto _ : state) w2v_train_sentence(m, s.sentence.data(), s.sentence.size(), 0.025f, t);
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(s.sentence.size()));
-  state.SetLabel(w2v_simd_target());
+  state.SetLabel(std::string(w2v_simd_target()) +
+                 (state.range(0) == 0 ? " classic" : state.range(0) == 1 ? " fresh" : " shared"));
 }
-BENCHMARK(BM_SkipGramSentence);
+BENCHMARK(BM_SkipGramSentence)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_DotSimd(benchmark::State& state) {
   std::vector<float> a(112, 0.5f), b(112, 0.25f);

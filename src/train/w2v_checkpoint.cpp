@@ -84,6 +84,7 @@ CheckpointFingerprint make_fingerprint(const Word2VecOptions& o, float lr, const
             {"negative", o.negative},
             {"hs", o.hs},
             {"classic_skipgram", o.classic_skipgram},
+            {"shared_negatives", o.shared_negatives},
             {"sample", o.sample},
             {"min_count", o.min_count},
             {"max_vocab", o.max_vocab},

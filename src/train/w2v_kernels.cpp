@@ -12,13 +12,20 @@
 //     every context row.
 //   hierarchical softmax: the same with t = the inner nodes on w's Huffman path and
 //     label = 1 - code bit.
-//   skip-gram, shared negatives (the default for skip-gram with negative sampling only): one
-//     draw of negatives per center w, shared by every context of its window (Ji et al. 2016,
-//     "Parallelizing Word2Vec in Shared and Distributed Memory"; BlazingText's batch_skipgram).
+//   skip-gram with negative sampling only is software-pipelined (SkipGramSentence): the next
+//     window's contexts, targets and negatives are drawn, and their rows prefetched, while the
+//     current window trains. By default every (context, center) pair gets fresh negatives, as
+//     above (SkipGramWindowFresh): word2vec.c's math, with every draw made one window early.
+//   skip-gram, shared negatives (shared_negatives): one draw of negatives per center w, shared
+//     by every context of its window (Ji et al. 2016, "Parallelizing Word2Vec in Shared and
+//     Distributed Memory"; BlazingText's batch_skipgram).
 //     For each context c in turn: g_t from f = syn0[c] . syn1neg[t] for every target t in
 //     {w} + negatives, then syn1neg[t] += g_t syn0[c] and syn0[c] += sum_t g_t syn1neg[t] in
 //     one pass. The window's output rows are drawn and fetched once per center instead of once
-//     per pair: with window 5 and 5 negatives ~3.5x fewer random row accesses.
+//     per pair: with window 5 and 5 negatives ~3.5x fewer random row accesses, ~1.4x faster.
+//     It was the default until 12 paired seeds on Brown x5 put it below fresh draws
+//     (WordSim-353 0.399 against 0.413, 3 standard errors; analogy level) and below gensim: the
+//     window's contexts all push against the same few rows, a noisier gradient.
 //     Ji et al. update the output rows once, after the whole window, from deltas summed over its
 //     contexts; we did too until measuring that the stale rows cost analogy accuracy on Brown x5
 //     (whole-vocabulary analogies, seeds 1-3: 0.0131 against 0.0151 updating after each context,
@@ -257,13 +264,51 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
   t.n_loss += n_ctx * n_t;
 }
 
+// One skip-gram window with fresh negatives for every context: for context j, the dot products
+// against its own targets (the center's row first), then one pass updating them and the context
+// row; the center's row is every context's first target, so it is updated after each context as
+// in word2vec.c.
+HWY_INLINE void SkipGramWindowFresh(const W2vShared& m, float* const* fout, const uint16_t* foff,
+                                    float* const* in_rows, size_t n_ctx, float alpha, W2vThread& t) {
+  const size_t S = m.stride;
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  float g[kMaxNegativeInline + 1];
+  float loss = 0;
+  size_t n_pred = 0;
+  for (size_t j = 0; j < n_ctx; ++j) {
+    float* in = in_rows[j];
+    float* const* out = fout + foff[j];
+    const size_t n_t = size_t(foff[j + 1] - foff[j]);
+    n_pred += n_t;
+    for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
+    for (size_t i = 0; i < S; i += N) {
+      const auto vin = hn::LoadU(d, in + i);
+      auto acc = hn::Zero(d);
+      for (size_t k = 0; k < n_t; ++k) {
+        const auto vg = hn::Set(d, g[k]);
+        const auto vo = hn::LoadU(d, out[k] + i);
+        acc = hn::MulAdd(vg, vo, acc);
+        hn::StoreU(hn::MulAdd(vg, vin, vo), d, out[k] + i);
+      }
+      hn::StoreU(hn::Add(vin, acc), d, in + i);
+    }
+  }
+  t.loss += loss;
+  t.n_loss += n_pred;
+}
+
 // What a pipelined loop (SkipGramSentence, CbowSentence) draws for a position one step ahead:
 // its window and its output rows, whose lines are prefetched for writing at once. The generator
 // is used in the same order as drawing them when the position trains, so a one-thread run gives
 // the same bits either way.
 struct WindowPlan {
   long lo = 0, hi = -1;
-  WindowTargets w;
+  WindowTargets w;  // CBOW, skip-gram with shared negatives
+  // Skip-gram with fresh negatives: context j's output rows (its center's, then its negatives)
+  // are fout[foff[j] .. foff[j + 1]).
+  uint16_t foff[kW2vFreshMaxContexts + 1];
+  float* fout[kW2vFreshMaxTargets];
 };
 
 class WindowPlanner {
@@ -276,7 +321,27 @@ class WindowPlanner {
     p.lo = std::max(0L, long(i) - W + b);
     p.hi = std::min(long(n_) - 1, long(i) + W - b);
     p.w.n = 0;
-    if (m_.negative > 0) DrawTargets(m_, sent_[i], p.w, t);
+    if (!m_.cbow && !m_.shared_negatives) {
+      const size_t S = m_.stride;
+      const uint32_t word = sent_[i];
+      float* pos = Row(m_.syn1neg, word, S);
+      PrefetchRowForWrite(pos, S);
+      size_t n = 0, j = 0;
+      p.foff[0] = 0;
+      for (long c = p.lo; c <= p.hi; ++c) {
+        if (c == long(i)) continue;
+        p.fout[n++] = pos;
+        for (size_t d = 0; d < m_.negative; ++d) {
+          const uint32_t target = DrawNegative(m_, t);
+          if (target == word) continue;
+          p.fout[n++] = Row(m_.syn1neg, target, S);
+          PrefetchRowForWrite(p.fout[n - 1], S);
+        }
+        p.foff[++j] = uint16_t(n);
+      }
+    } else if (m_.negative > 0) {
+      DrawTargets(m_, sent_[i], p.w, t);
+    }
     // The center's own input row too: it is a context of the next windows.
     for (long c = std::max(p.lo, prefetched_to_ + 1); c <= p.hi; ++c)
       PrefetchRowForWrite(Row(m_.syn0, sent_[c], m_.stride), m_.stride);
@@ -321,7 +386,10 @@ HWY_INLINE void SkipGramSentence(const W2vShared& m, const uint32_t* sent, size_
     for (long c = p.lo; c <= p.hi; ++c)
       if (c != long(i)) in_rows[n_ctx++] = Row(m.syn0, sent[c], S);
     if (n_ctx == 0) return;
-    SkipGramWindow(m, p.w, in_rows, n_ctx, alpha, t);
+    if (m.shared_negatives)
+      SkipGramWindow(m, p.w, in_rows, n_ctx, alpha, t);
+    else
+      SkipGramWindowFresh(m, p.fout, p.foff, in_rows, n_ctx, alpha, t);
     for (long c = p.lo; c <= p.hi; ++c)
       if (c != long(i)) CountUpdate(m, sent[c]);
   });
@@ -366,7 +434,7 @@ HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n,
 // hierarchical softmax); the other loops are above.
 void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
                    W2vThread& t) {
-  if (m.shared_negatives) return SkipGramSentence(m, sent, n, alpha, t);
+  if (m.pipelined_skipgram) return SkipGramSentence(m, sent, n, alpha, t);
   if (m.cbow) return CbowSentence(m, sent, n, alpha, t);
   const size_t S = m.stride;
   const long W = long(m.window);

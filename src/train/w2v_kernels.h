@@ -15,6 +15,15 @@ inline constexpr size_t kStrideAlign = 16;
 // kMaxNegative and kMaxWindow (word2vec.h), which option validation enforces.
 inline constexpr size_t kW2vMaxNegative = 1000;
 inline constexpr size_t kW2vMaxWindow = 1000;
+// The pipelined skip-gram loop with fresh negatives plans a whole window's targets in fixed
+// arrays: at most this many contexts, and this many output rows over all of them.
+inline constexpr size_t kW2vFreshMaxContexts = 64;
+inline constexpr size_t kW2vFreshMaxTargets = 1024;
+// Whether a window of `window` and `negative` fits that plan (2 window contexts, each with its
+// center row and `negative` negatives).
+inline bool w2v_fresh_plan_fits(size_t window, size_t negative) {
+  return 2 * window <= kW2vFreshMaxContexts && 2 * window * (negative + 1) <= kW2vFreshMaxTargets;
+}
 
 // One entry of the negative-sampling alias table (Walker 1977, Vose 1991): entry k (drawn
 // uniformly) yields `row` when a uniform 32-bit coin is below `threshold`, else `other`.
@@ -39,9 +48,11 @@ struct W2vShared {
   const uint32_t* hs_points = nullptr;
   const uint8_t* hs_codes = nullptr;
   uint64_t* row_updates = nullptr;  // optional (row statistics)
-  // Skip-gram with negative sampling only: one draw of negatives per center word, shared by the
-  // whole window (see SkipGramWindow in w2v_kernels.cpp). False: word2vec.c's fresh draw for
-  // every (context, center) pair.
+  // Skip-gram with negative sampling only: the pipelined loop (SkipGramSentence in
+  // w2v_kernels.cpp), with fresh negatives for every (context, center) pair, or with
+  // shared_negatives one draw per center word for the whole window. False: word2vec.c's
+  // unpipelined per-pair loop.
+  bool pipelined_skipgram = false;
   bool shared_negatives = false;
 };
 

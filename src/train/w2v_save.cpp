@@ -28,6 +28,7 @@ std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& r,
   m[p + "negative"] = std::to_string(o.negative);
   m[p + "hs"] = o.hs ? "1" : "0";
   m[p + "classic_skipgram"] = o.classic_skipgram ? "1" : "0";
+  m[p + "shared_negatives"] = o.shared_negatives ? "1" : "0";
   m[p + "sample"] = num(o.sample);
   m[p + "min_count"] = std::to_string(o.min_count);
   m[p + "epochs"] = std::to_string(o.epochs);

@@ -338,8 +338,12 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   shared.hs_points = huff.points.data();
   shared.hs_codes = huff.codes.data();
   shared.row_updates = o.row_stats ? row_updates.data() : nullptr;
-  shared.shared_negatives = !o.classic_skipgram && o.arch == W2vArch::kSkipGram &&
-                            o.negative > 0 && !(o.hs && huff.n_inner > 0);
+  // The pipelined loop plans a window's targets in fixed arrays (w2v_kernels.h); fresh draws
+  // for a very wide window or very many negatives take word2vec.c's loop instead (same math).
+  shared.pipelined_skipgram = !o.classic_skipgram && o.arch == W2vArch::kSkipGram &&
+                              o.negative > 0 && !(o.hs && huff.n_inner > 0) &&
+                              (o.shared_negatives || w2v_fresh_plan_fits(o.window, o.negative));
+  shared.shared_negatives = o.shared_negatives;
 
   // Training state (what a checkpoint holds besides the weights).
   CheckpointState st;

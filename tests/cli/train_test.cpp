@@ -79,7 +79,30 @@ TEST(CliTrain, WritesSafetensorsWithVocabularyAndCounts) {
   EXPECT_EQ(total, 20000u);
   EXPECT_EQ(h["meta"]["embedscope.train.arch"], "skipgram");
   EXPECT_EQ(h["meta"]["embedscope.train.dim"], "16");
+  EXPECT_EQ(h["meta"]["embedscope.train.shared_negatives"], "0");  // fresh draws by default
   EXPECT_FALSE(h["meta"].contains("embedscope.tokenizer"));
+}
+
+// --shared-negatives is a different sampler: it must be what trains, and the file must say so.
+TEST(CliTrain, SharedNegativesIsRecordedAndLearns) {
+  TempDir d;
+  write_file(d.file("c.txt"), topic_corpus(3000, 2));
+  const std::string out = d.file("v.safetensors"), vec = d.file("v.vec");
+  auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(out) +
+               " --dim 16 --epochs 3 --min-count 1 --threads 1 --shared-negatives -q");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json h = json::parse(run_python(kHeaderScript, {out}).out);
+  EXPECT_EQ(h["meta"]["embedscope.train.shared_negatives"], "1");
+  r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(vec) +
+          " --format word2vec --dim 16 --epochs 3 --min-count 1 --threads 1 --shared-negatives -q");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto py = run_python(
+      "import sys\nfrom gensim.models import KeyedVectors\n"
+      "kv = KeyedVectors.load_word2vec_format(sys.argv[1])\n"
+      "print(sum(w[0] == 'a' for w, _ in kv.most_similar('a3', topn=5)))\n",
+      {vec});
+  EXPECT_EQ(py.out, "5\n");
+  EXPECT_NE(cli("--help").out.find("--shared-negatives"), std::string::npos);
 }
 
 TEST(CliTrain, Word2VecOutputLoadsInGensimAndLearnedTopics) {

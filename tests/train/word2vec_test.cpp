@@ -103,7 +103,11 @@ TEST(Word2VecKernels, SimdDotEqualsScalarOnIntegers) {
 // update), then the context row. The negative is always row 3 (a one-entry alias table) and
 // window 1 has no random shrink, so the expected values follow from the formula alone. The
 // sigmoid is read from word2vec.c's 4096-entry table over [-8, 8], like the kernel.
-TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
+// Both pipelined skip-gram modes. With a one-entry alias table fresh and shared negatives draw the
+// same rows, so both must give the formula; what tells them apart is how many draws they make,
+// checked on the generator's state: one step for each window's shrink, then two per negative
+// (DrawNegative), for every context (fresh) or once per center (shared).
+static void check_pipelined_window_formula(bool shared_negatives) {
   constexpr size_t kRows = 4, kDim = 3, kStride = 16, kNeg = 2;
   std::vector<float> syn0(kRows * kStride, 0.0f), syn1(kRows * kStride, 0.0f);
   std::vector<std::vector<double>> in(kRows, std::vector<double>(kDim)), out = in;
@@ -123,7 +127,8 @@ TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
   m.negative = kNeg;
   m.neg_alias = &alias;
   m.neg_alias_size = 1;
-  m.shared_negatives = true;
+  m.pipelined_skipgram = true;
+  m.shared_negatives = shared_negatives;
   std::vector<float> neu1(kStride), neu1e(kStride);
   W2vThread t;
   t.rng = 12345;
@@ -159,6 +164,11 @@ TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
     }
   }
   EXPECT_EQ(t.n_loss, pairs);
+  // 4 centers with 1, 2, 2, 1 contexts (window 1).
+  const size_t draws = shared_negatives ? 4 * kNeg : 6 * kNeg;
+  uint64_t rng = 12345;
+  for (size_t k = 0; k < 4 + 2 * draws; ++k) rng = rng * 25214903917ull + 11;
+  EXPECT_EQ(t.rng, rng);
   for (size_t r = 0; r < kRows; ++r)
     for (size_t d = 0; d < kStride; ++d) {
       SCOPED_TRACE("row " + std::to_string(r) + " dim " + std::to_string(d));
@@ -169,6 +179,9 @@ TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
   EXPECT_GT(std::abs(in[0][0] - 0.4), 1e-3);
   EXPECT_GT(std::abs(out[3][0] - (0.2 - 1.05)), 1e-3);
 }
+
+TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(true); }
+TEST(Word2VecKernels, FreshNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(false); }
 
 TEST(Word2VecVocab, CountsMatchPythonSplit) {
   test::TempDir d;
@@ -218,8 +231,10 @@ TEST(Word2VecTraining, EveryModeLearnsTopics) {
     size_t negative;
     bool hs;
     bool classic = false;
+    bool shared = false;
   };
   for (Mode m : {Mode{W2vArch::kSkipGram, 5, false}, Mode{W2vArch::kSkipGram, 5, false, true},
+                 Mode{W2vArch::kSkipGram, 5, false, false, true},
                  Mode{W2vArch::kCbow, 5, false}, Mode{W2vArch::kSkipGram, 0, true},
                  Mode{W2vArch::kCbow, 0, true}, Mode{W2vArch::kSkipGram, 3, true}}) {
     Word2VecOptions o = small_options();
@@ -227,10 +242,11 @@ TEST(Word2VecTraining, EveryModeLearnsTopics) {
     o.negative = m.negative;
     o.hs = m.hs;
     o.classic_skipgram = m.classic;
+    o.shared_negatives = m.shared;
     Word2VecResult r = train_word2vec({d.file("c.txt")}, o);
     SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") +
                  " negative " + std::to_string(m.negative) + (m.hs ? " hs" : "") +
-                 (m.classic ? " classic" : ""));
+                 (m.classic ? " classic" : "") + (m.shared ? " shared" : ""));
     EXPECT_EQ(r.vocab.size(), 40u);
     EXPECT_GT(topic_separation(r), 0.3);
     EXPECT_GT(r.final_loss, 0.0);
@@ -284,15 +300,17 @@ TEST(Word2VecTraining, TwoThreadsTrainAsWellAsOne) {
   struct Mode {
     W2vArch arch;
     bool classic;
+    bool shared = false;
   };
   for (Mode m : {Mode{W2vArch::kSkipGram, false}, Mode{W2vArch::kCbow, false},
-                 Mode{W2vArch::kSkipGram, true}}) {
+                 Mode{W2vArch::kSkipGram, true}, Mode{W2vArch::kSkipGram, false, true}}) {
     SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") +
-                 (m.classic ? " classic" : ""));
+                 (m.classic ? " classic" : "") + (m.shared ? " shared" : ""));
     Word2VecOptions o = small_options();
     o.epochs = 4;
     o.arch = m.arch;
     o.classic_skipgram = m.classic;
+    o.shared_negatives = m.shared;
     const Word2VecResult one = train_word2vec({d.file("c.txt")}, o);
     o.threads = 2;
     const Word2VecResult two = train_word2vec({d.file("c.txt")}, o);
@@ -490,6 +508,11 @@ TEST(Word2VecCheckpoint, RejectsCheckpointOfOtherSettings) {
   Error e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
   EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(std::string(e.what()).find("dim = 16"), std::string::npos) << e.what();
+  // The sampling mode is part of the settings too.
+  o.dim = 16;
+  o.shared_negatives = true;
+  e = expect_error([&] { train_word2vec({d.file("c.txt")}, o); });
+  EXPECT_NE(std::string(e.what()).find("shared_negatives"), std::string::npos) << e.what();
 }
 
 // A full disk while writing a checkpoint: RLIMIT_FSIZE in a child process makes write() fail

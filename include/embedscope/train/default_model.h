@@ -11,7 +11,7 @@
 // text with GPT-2 to find rows; per-row counts mark the never-seen ids (count 0).
 // Concurrent first calls from several processes serialise on a lock file in the folder.
 //
-//   std::string path = ensure_default_model(progress_fn);   // .../default/model-r3.safetensors
+//   std::string path = ensure_default_model(progress_fn);   // .../default/model-r4.safetensors
 #pragma once
 
 #include <string>
@@ -23,8 +23,9 @@ namespace embedscope {
 
 // The training recipe's number: bumped whenever a change to the trainer or to
 // default_model_options() changes the table. 2: uniform +-1/dim initialisation, window batches;
-// 3: skip-gram rows updated after each context instead of once per window.
-inline constexpr int kDefaultModelRecipe = 3;
+// 3: skip-gram rows updated after each context instead of once per window; 4: fresh negatives
+// for every (context, center) pair instead of one draw per window.
+inline constexpr int kDefaultModelRecipe = 4;
 
 // Folder of the default model (under embedscope_home()).
 std::string default_model_dir();

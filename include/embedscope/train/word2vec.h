@@ -24,10 +24,10 @@
 // replaced) so that every byte sequence the corpus contains can be looked up again; words longer
 // than kMaxWordBytes are cut to that length; sentences longer than kMaxSentence ids are split.
 //
-// Skip-gram updates: by default one draw of negatives per center word serves its whole window
-// (Ji et al. 2016), every row updated after each context; classic_skipgram gives
-// word2vec.c's per-(context, center) draws and updates. bench/RESULTS.md "## training" has the
-// speed and quality of both against gensim.
+// Skip-gram updates: by default word2vec.c's fresh negatives for every (context, center) pair
+// in a pipelined loop; shared_negatives draws once per center word for its whole window (Ji et al.
+// 2016), faster and slightly less accurate; classic_skipgram is word2vec.c's unpipelined loop.
+// bench/RESULTS.md "## training" has the speed and quality of each against gensim.
 //
 // Concurrency: with threads > 1 the workers update the shared weight matrices without locks
 // ("Hogwild", Recht et al. 2011), exactly like word2vec.c, fastText and gensim. This is the one
@@ -83,12 +83,15 @@ struct Word2VecOptions {
   size_t window = 5;          // maximum distance; each center draws its window in [1, window]
   size_t negative = 5;        // negative samples per positive; 0 disables negative sampling
   bool hs = false;            // hierarchical softmax (Huffman tree over the trained rows)
-  // Skip-gram with negative sampling (and no hs) draws one set of negatives per center word and
-  // scores every context of the window against them, updating the rows after each context
-  // (Ji et al. 2016's sharing, without their once-per-window update; see w2v_kernels.cpp): the
-  // same quality as word2vec.c's per-pair updates at about twice the speed, and it scales to two
-  // threads. true: word2vec.c's fresh negatives for every (context, center) pair, as gensim and
-  // fastText do.
+  // Skip-gram with negative sampling (and no hs) draws fresh negatives for every (context,
+  // center) pair, as word2vec.c, gensim and fastText do, in a software-pipelined loop that draws
+  // and prefetches the next window's rows while the current one trains (w2v_kernels.cpp).
+  // shared_negatives: one draw of negatives per center word serves every context of its window
+  // (Ji et al. 2016; rows still updated after each context): faster, but below fresh draws on
+  // Brown x5 (12 paired seeds: WordSim-353 0.399 against 0.413, analogy level; bench/RESULTS.md).
+  // classic_skipgram: word2vec.c's own per-pair loop, unpipelined (the reference: the default's
+  // math, slower).
+  bool shared_negatives = false;
   bool classic_skipgram = false;
   double sample = 1e-3;       // subsampling threshold t; 0 disables
   uint64_t min_count = 5;
@@ -136,7 +139,8 @@ void validate_word2vec_options(const Word2VecOptions& options);
 // The metadata stored with a trained table (safetensors __metadata__):
 //   "embedscope.tokenizer"   options.tokenizer_name ("gpt2") in token mode: readers must
 //                            tokenize text with it to find rows (absent in word mode)
-//   "embedscope.train.*"     arch, dim, window, negative, hs, classic_skipgram, sample, min_count, epochs, lr, seed,
+//   "embedscope.train.*"     arch, dim, window, negative, hs, classic_skipgram, shared_negatives,
+//                            sample, min_count, epochs, lr, seed,
 //                            corpus_words, rows_trained, seconds
 std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& result,
                                                      const Word2VecOptions& options);
