@@ -14,7 +14,7 @@ Usage (from the repository root, after building the CLI):
   /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --seeds 1 2 3 --write
   # A/B of a change: main's build as a second column, in the same interleaved rounds
   /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --baseline-cli /tmp/main/embedscope \
-      --repeat 5 --no-fasttext --no-classic
+      --repeat 5 --no-fasttext --no-classic --no-shared
 
 The evaluation files come from ../shared/data/eval (benchmark only; tests never need them).
 """
@@ -146,7 +146,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-fasttext", action="store_true")
     ap.add_argument("--no-classic", action="store_true",
-                    help="skip embedscope --classic-skipgram (word2vec.c's per-pair updates)")
+                    help="skip embedscope --classic-skipgram (word2vec.c's unpipelined loop)")
+    ap.add_argument("--no-gensim", action="store_true",
+                    help="skip gensim (an A/B of embedscope's own modes: --seeds 1 2 ... 12)")
+    ap.add_argument("--no-shared", action="store_true",
+                    help="skip embedscope --shared-negatives (one draw of negatives per center)")
     ap.add_argument("--scaling-runs", type=int, default=8,
                     help="extra interleaved 1-thread / N-thread embedscope runs for the scaling figure")
     ap.add_argument("--baseline-cli", metavar="PATH",
@@ -173,7 +177,8 @@ def main():
     # Our 1-thread and N-thread runs sit next to each other, so a busy second core hurts both.
     tools = (["embedscope", "embedscope-1t"] + (["embedscope-base"] if a.baseline_cli else []) +
              ([] if a.no_classic else ["embedscope-classic"]) +
-             ["gensim"] + ([] if a.no_fasttext else ["fasttext"]))
+             ([] if a.no_shared else ["embedscope-shared"]) +
+             ([] if a.no_gensim else ["gensim"]) + ([] if a.no_fasttext else ["fasttext"]))
     def peer_cmd(tool, out, seed, threads):
         if tool == "gensim":
             return ["/usr/bin/python3", gscript, corpus, out + ".vec", str(seed), str(threads)]
@@ -212,6 +217,8 @@ def main():
                        "--seed", str(seed), "-q", "--json"]
                 if tool == "embedscope-classic":
                     cmd.append("--classic-skipgram")
+                if tool == "embedscope-shared":
+                    cmd.append("--shared-negatives")
             else:
                 cmd = peer_cmd(tool, out, seed, a.threads)
             wall, rss, cpu = timed(cmd, out + ".log")
@@ -238,7 +245,7 @@ def main():
     side = []  # per round: aggregate speed-up of the side-by-side processes
     base = []  # the baseline build's N-thread runs, in the same rounds
     pps, phases = [], []  # per round: hand-over ns before / after the N-thread run, and its phase
-    peers = {t: [] for t in (["gensim"] + ([] if a.no_fasttext else ["fasttext"]))} if a.peer_scaling else {}
+    peers = {t: [] for t in (([] if a.no_gensim else ["gensim"]) + ([] if a.no_fasttext else ["fasttext"]))} if a.peer_scaling else {}
     def train_cmd(out, th, seed, cli=None):
         return [cli or a.cli, "train", corpus, "-o", out + ".vec", "--format", "word2vec", "--dim", "100",
                 "--window", "5", "--negative", "5", "--sample", "1e-3", "--min-count", "5",
@@ -298,8 +305,10 @@ def main():
         f"word2vec skip-gram on the Brown corpus (plain lower-cased words, x{a.repeat}: {n_words} words), "
         f"dim 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, lr 0.025, {a.threads} threads; "
         f"runs interleaved per seed ({', '.join(tools)}); mean over seeds {a.seeds}. "
-        + ("" if a.no_classic else "embedscope-classic = `--classic-skipgram` (word2vec.c's per-pair negatives and updates; "
-           "the default shares one draw of negatives per center word). ")
+        + ("" if a.no_classic else "embedscope-classic = `--classic-skipgram` (word2vec.c's own per-pair loop, "
+           "unpipelined; the default has its math, pipelined). ")
+        + ("" if a.no_shared else "embedscope-shared = `--shared-negatives` (one draw of negatives per "
+           "center word for its whole window). ")
         + (f"embedscope-base = the build {a.baseline_cli} with the same flags. " if a.baseline_cli else "")
         + "Wall time is the whole process "
         "(vocabulary scan, training, writing the .vec). embedscope inner loop: " + simd + ".",
