@@ -231,71 +231,52 @@ HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w,
   for (size_t k = 0; k < w.n; ++k) PrefetchRowForWrite(w.out[k], S);
 }
 
+// One context row against its output rows (the positive first): every dot product against the
+// rows' current values, then one pass that updates each output row in turn and adds the summed
+// input gradient to the context row (a row listed twice sees its first update in the second
+// gradient). Shared by both pipelined skip-gram windows.
+HWY_INLINE void TrainContext(float* in, float* const* out, size_t n_t, float alpha,
+                             size_t S, float& loss) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  float g[kMaxNegativeInline + 1];
+  for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
+  for (size_t i = 0; i < S; i += N) {
+    const auto vin = hn::LoadU(d, in + i);
+    auto acc = hn::Zero(d);
+    for (size_t k = 0; k < n_t; ++k) {
+      const auto vg = hn::Set(d, g[k]);
+      const auto vo = hn::LoadU(d, out[k] + i);
+      acc = hn::MulAdd(vg, vo, acc);
+      hn::StoreU(hn::MulAdd(vg, vin, vo), d, out[k] + i);
+    }
+    hn::StoreU(hn::Add(vin, acc), d, in + i);
+  }
+}
+
 // One skip-gram window with shared negatives (see the top of the file). Contexts are taken in
 // order; for each, the dot products against the window's output rows come first, then one pass
 // updates the context row and every output row, so the next context already sees them.
 HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float* const* in_rows,
                                size_t n_ctx, float alpha, W2vThread& t) {
-  const size_t S = m.stride;
-  const size_t n_t = w.n;
-  float* const* out = w.out;
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  float g[kMaxNegativeInline + 1];
   // The window's loss is summed in a register and added to the thread's double once: through
   // `t` every prediction was a load-add-store chain on memory the stores around it may alias.
   float loss = 0;
-  for (size_t j = 0; j < n_ctx; ++j) {
-    float* in = in_rows[j];
-    for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
-    for (size_t i = 0; i < S; i += N) {
-      const auto vin = hn::LoadU(d, in + i);
-      auto acc = hn::Zero(d);
-      for (size_t k = 0; k < n_t; ++k) {
-        const auto vg = hn::Set(d, g[k]);
-        const auto vo = hn::LoadU(d, out[k] + i);
-        acc = hn::MulAdd(vg, vo, acc);
-        hn::StoreU(hn::MulAdd(vg, vin, vo), d, out[k] + i);
-      }
-      hn::StoreU(hn::Add(vin, acc), d, in + i);
-    }
-  }
+  for (size_t j = 0; j < n_ctx; ++j) TrainContext(in_rows[j], w.out, w.n, alpha, m.stride, loss);
   t.loss += loss;
-  t.n_loss += n_ctx * n_t;
+  t.n_loss += n_ctx * w.n;
 }
 
-// One skip-gram window with fresh negatives for every context: for context j, the dot products
-// against its own targets (the center's row first), then one pass updating them and the context
-// row; the center's row is every context's first target, so it is updated after each context as
-// in word2vec.c.
+// One skip-gram window with fresh negatives for every context: context j trains against its
+// own targets, fout[foff[j] .. foff[j + 1]) (the center's row first, so that row is updated
+// after each context as in word2vec.c).
 HWY_INLINE void SkipGramWindowFresh(const W2vShared& m, float* const* fout, const uint16_t* foff,
                                     float* const* in_rows, size_t n_ctx, float alpha, W2vThread& t) {
-  const size_t S = m.stride;
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  float g[kMaxNegativeInline + 1];
   float loss = 0;
-  size_t n_pred = 0;
-  for (size_t j = 0; j < n_ctx; ++j) {
-    float* in = in_rows[j];
-    float* const* out = fout + foff[j];
-    const size_t n_t = size_t(foff[j + 1] - foff[j]);
-    n_pred += n_t;
-    for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
-    for (size_t i = 0; i < S; i += N) {
-      const auto vin = hn::LoadU(d, in + i);
-      auto acc = hn::Zero(d);
-      for (size_t k = 0; k < n_t; ++k) {
-        const auto vg = hn::Set(d, g[k]);
-        const auto vo = hn::LoadU(d, out[k] + i);
-        acc = hn::MulAdd(vg, vo, acc);
-        hn::StoreU(hn::MulAdd(vg, vin, vo), d, out[k] + i);
-      }
-      hn::StoreU(hn::Add(vin, acc), d, in + i);
-    }
-  }
+  for (size_t j = 0; j < n_ctx; ++j)
+    TrainContext(in_rows[j], fout + foff[j], size_t(foff[j + 1] - foff[j]), alpha, m.stride, loss);
   t.loss += loss;
-  t.n_loss += n_pred;
+  t.n_loss += foff[n_ctx];
 }
 
 // What a pipelined loop (SkipGramSentence, CbowSentence) draws for a position one step ahead:
