@@ -379,9 +379,13 @@ TEST(Word2VecCheckpoint, ResumeIsBitIdenticalInOneThreadMode) {
 // Two threads are not reproducible, but a run cut after some segments and resumed must still do
 // exactly the uninterrupted run's work and train as well. 100k positions: 98 chunks, so
 // segments of 12 chunks (at least 8 an epoch) and a cut in the middle of the first epoch.
+// 2 x 300 words: with fresh negatives every center word writes ~20 output rows, and over the 40
+// rows of 2 x 20 words the two threads' lost updates (word2vec.h, "Concurrency") made topic
+// separation anything from 0.08 to 0.89 from run to run (3 failures in 20); over 600 rows it is
+// 0.82-0.83 and the final losses agree to 5 digits.
 TEST(Word2VecCheckpoint, TwoThreadRunResumesToTheSameWorkAndQuality) {
   test::TempDir d;
-  test::write_file(d.file("c.txt"), topic_corpus(10000, 11));
+  test::write_file(d.file("c.txt"), topic_corpus(10000, 11, 300));
   Word2VecOptions o = small_options();
   o.threads = 2;
   auto full = train_word2vec({d.file("c.txt")}, o);
@@ -397,8 +401,9 @@ TEST(Word2VecCheckpoint, TwoThreadRunResumesToTheSameWorkAndQuality) {
   auto resumed = train_word2vec({d.file("c.txt")}, o);
   EXPECT_TRUE(resumed.completed);
   EXPECT_EQ(resumed.trained_words, full.trained_words);
-  EXPECT_GT(topic_separation(resumed), 0.8 * topic_separation(full));
-  EXPECT_NEAR(resumed.final_loss, full.final_loss, 0.02 * full.final_loss);
+  EXPECT_GT(topic_separation(full), 0.5);
+  EXPECT_GT(topic_separation(resumed), 0.9 * topic_separation(full));
+  EXPECT_NEAR(resumed.final_loss, full.final_loss, 0.01 * full.final_loss);
 }
 
 // Trains one segment of a small corpus in `d` with checkpoints to d/x.ckpt; returns the options
