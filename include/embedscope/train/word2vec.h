@@ -36,6 +36,10 @@
 // small, such collisions are rare and only add noise comparable to SGD's own; all other shared
 // state (progress counters, losses) is per-thread and merged after each segment. Two threads
 // train as well as one (same loss to 3 digits in the tests, same quality in bench/RESULTS.md).
+// Not on a toy vocabulary: over a few dozen rows, every row is written by both threads all the
+// time, and skip-gram with per-pair negatives has lost the topic structure one thread learns
+// (40 rows: topic separation 0.1 against 0.9 in some processes, the same loss; shared negatives,
+// with 6 rows written per center word, kept it): train such corpora on one thread.
 // One thread with a fixed seed is bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
