@@ -241,6 +241,17 @@ void validate_word2vec_options(const Word2VecOptions& o) {
   if (o.negative == 0 && !o.hs)
     throw Error(ErrorCode::kInvalidArgument,
                 "negative = 0 and hs off: nothing to train (use negative >= 1 or hs)");
+  // shared_negatives changes only skip-gram's negative-sampling loop: anywhere else it would be
+  // ignored, and a user asking for it would not get what the file's metadata then claims.
+  if (o.shared_negatives && (o.arch != W2vArch::kSkipGram || o.negative == 0 || o.hs ||
+                             o.classic_skipgram))
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("shared_negatives applies to skip-gram with negative sampling only, not "
+                            "with ") +
+                    (o.arch != W2vArch::kSkipGram ? "arch = cbow"
+                     : o.negative == 0           ? "negative = 0"
+                     : o.hs                      ? "hs"
+                                                 : "classic_skipgram"));
   if (!(o.sample >= 0 && o.sample < 1)) fail("sample", o.sample, "is out of range [0, 1)");
   if (o.epochs == 0 || o.epochs > kMaxEpochs)
     fail("epochs", double(o.epochs), "is out of range [1, " + std::to_string(kMaxEpochs) + "]");

@@ -643,6 +643,11 @@ TEST(Word2VecBadInput, RejectsZeroOrAbsurdSettings) {
       {[](auto& o) { o.sample = 2; }, "sample 2"},
       {[](auto& o) { o.negative = 0; }, "nothing to train"},
       {[](auto& o) { o.lr = -1; }, "lr -1"},
+      // --shared-negatives where it would silently do nothing.
+      {[](auto& o) { o.shared_negatives = true, o.arch = W2vArch::kCbow; }, "not with arch = cbow"},
+      {[](auto& o) { o.shared_negatives = true, o.negative = 0, o.hs = true; }, "not with negative = 0"},
+      {[](auto& o) { o.shared_negatives = true, o.hs = true; }, "not with hs"},
+      {[](auto& o) { o.shared_negatives = true, o.classic_skipgram = true; }, "not with classic_skipgram"},
   };
   for (auto& c : cases) {
     Word2VecOptions o = small_options();

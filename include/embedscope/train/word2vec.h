@@ -95,6 +95,7 @@ struct Word2VecOptions {
   // Brown x5 (12 paired seeds: WordSim-353 0.399 against 0.413, analogy level; bench/RESULTS.md).
   // classic_skipgram: word2vec.c's own per-pair loop, unpipelined (the reference: the default's
   // math, slower).
+  // shared_negatives with CBOW, negative = 0, hs or classic_skipgram is an invalid argument.
   bool shared_negatives = false;
   bool classic_skipgram = false;
   double sample = 1e-3;       // subsampling threshold t; 0 disables
