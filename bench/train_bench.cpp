@@ -38,8 +38,6 @@ struct Setup {
     m.syn1neg = syn1neg.data();
     m.window = 5;
     m.negative = 5;
-    m.neg_alias = table.data();
-    m.neg_alias_size = table.size();
   }
 };
 
@@ -52,6 +50,8 @@ void BM_SkipGramSentence(benchmark::State& state) {
   m.pipelined_skipgram = state.range(0) != 0;
   m.shared_negatives = state.range(0) == 2;
   W2vThread t;
+  t.neg_alias = s.table.data();
+  t.neg_alias_size = s.table.size();
   t.rng = 1;
   t.neu1 = s.neu1.data();
   t.neu1e = s.neu1e.data();

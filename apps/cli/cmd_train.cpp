@@ -126,6 +126,7 @@ int run_train(const TrainOpts& a) {
               {"words_per_second", r.words_per_second},
               {"final_loss", finite_or_null(r.final_loss)},
               {"threads", o.threads},
+              {"negative_sets", r.negative_sets},
               {"simd", r.simd_target}};
     if (!stats_path.empty()) j["row_stats"] = stats_path;
     print_json(j);

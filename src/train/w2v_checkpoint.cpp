@@ -69,8 +69,11 @@ struct Writer {
     f.write(d, n);
     sum.add(d, n);
   }
-  void rows(const float* base, size_t n_rows, size_t dim, size_t stride) {
-    for (size_t r = 0; r < n_rows; ++r) put(base + r * stride, dim * sizeof(float));
+  // Row r of the file is row slot[r] in memory (slot null: r).
+  void rows(const float* base, size_t n_rows, size_t dim, size_t stride,
+            const uint32_t* slot = nullptr) {
+    for (size_t r = 0; r < n_rows; ++r)
+      put(base + size_t(slot ? slot[r] : r) * stride, dim * sizeof(float));
   }
 };
 
@@ -117,7 +120,7 @@ void save_checkpoint(const std::string& path, const CheckpointFingerprint& fp,
   w.put(&hl, 8);
   w.put(header.data(), header.size());
   w.rows(a.syn0, a.n_rows, a.dim, a.stride);
-  if (a.syn1neg) w.rows(a.syn1neg, a.n_rows, a.dim, a.stride);
+  if (a.syn1neg) w.rows(a.syn1neg, a.n_rows, a.dim, a.stride, a.syn1neg_slot);
   if (a.syn1) w.rows(a.syn1, a.n_inner, a.dim, a.stride);
   if (a.updates) w.put(a.updates, a.n_rows * sizeof(uint64_t));
   uint64_t c = w.sum.final();
@@ -298,14 +301,14 @@ CheckpointState load_checkpoint(const std::string& path, const CheckpointFingerp
                                          std::to_string(info.dim) + ", " +
                                          std::to_string(info.syn1_rows) + " inner nodes)");
   const std::byte* q = file->data() + info.arrays_offset;
-  auto read_rows = [&](float* dst, size_t rows) {
+  auto read_rows = [&](float* dst, size_t rows, const uint32_t* slot = nullptr) {
     for (size_t r = 0; r < rows; ++r) {
-      std::memcpy(dst + r * a.stride, q, a.dim * sizeof(float));
+      std::memcpy(dst + size_t(slot ? slot[r] : r) * a.stride, q, a.dim * sizeof(float));
       q += a.dim * sizeof(float);
     }
   };
   read_rows(a.syn0, a.n_rows);
-  if (a.syn1neg) read_rows(a.syn1neg, a.n_rows);
+  if (a.syn1neg) read_rows(a.syn1neg, a.n_rows, a.syn1neg_slot);
   if (a.syn1) read_rows(a.syn1, a.n_inner);
   if (a.updates) std::memcpy(a.updates, q, a.n_rows * sizeof(uint64_t));
   CheckpointState st;

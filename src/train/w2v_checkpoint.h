@@ -34,6 +34,9 @@ struct CheckpointArrays {
   size_t n_inner;   // rows of syn1
   float* syn1;      // may be null
   uint64_t* updates;  // may be null
+  // syn1neg's layout in memory (W2vShared::out_slot; null: row r at r). The file always holds
+  // syn1neg in vocabulary order, so a run may resume on another number of threads.
+  const uint32_t* syn1neg_slot = nullptr;
 };
 
 CheckpointFingerprint make_fingerprint(const Word2VecOptions& o, float lr, const Vocabulary& vocab,

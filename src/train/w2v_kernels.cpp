@@ -143,9 +143,9 @@ HWY_INLINE float Gradient(float f, float label, float alpha, W2vThread& t) {
 // One draw from the negative-sampling distribution. Two LCG steps: bits 16..47 of the first pick
 // the alias entry (multiply-shift, no division), of the second the coin (the LCG's low bits
 // are too regular to share one draw).
-HWY_INLINE uint32_t DrawNegative(const W2vShared& m, W2vThread& t) {
+HWY_INLINE uint32_t DrawNegative(W2vThread& t) {
   t.rng = t.rng * 25214903917ull + 11;
-  const W2vAlias& e = m.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * m.neg_alias_size >> 32];
+  const W2vAlias& e = t.neg_alias[((t.rng >> 16) & 0xFFFFFFFFull) * t.neg_alias_size >> 32];
   t.rng = t.rng * 25214903917ull + 11;
   return uint32_t(t.rng >> 16) < e.threshold ? e.row : e.other;
 }
@@ -163,6 +163,12 @@ HWY_INLINE void PredictHs(const W2vShared& m, uint32_t word, const float* l1, fl
   }
 }
 
+// The syn1neg row of vocabulary row w (W2vShared::out_slot). Negatives are drawn as slots, so a
+// negative equal to the center is the one equal to its slot.
+HWY_INLINE uint32_t OutSlot(const W2vShared& m, uint32_t w) {
+  return m.out_slot ? m.out_slot[w] : w;
+}
+
 HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, float* neu1e,
                         float alpha, W2vThread& t) {
   const size_t S = m.stride;
@@ -172,10 +178,11 @@ HWY_INLINE void Predict(const W2vShared& m, uint32_t word, const float* l1, floa
     // rows can be prefetched: the random output rows are the trainer's main cache misses.
     float* targets[kMaxNegativeInline + 1];
     size_t n_t = 0;
-    targets[n_t++] = Row(m.syn1neg, word, S);
+    const uint32_t slot = OutSlot(m, word);
+    targets[n_t++] = Row(m.syn1neg, slot, S);
     for (size_t d = 0; d < m.negative; ++d) {
-      const uint32_t target = DrawNegative(m, t);
-      if (target == word) continue;
+      const uint32_t target = DrawNegative(t);
+      if (target == slot) continue;
       targets[n_t++] = Row(m.syn1neg, target, S);
       hwy::Prefetch(targets[n_t - 1]);
     }
@@ -222,10 +229,11 @@ struct WindowTargets {
 HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w, W2vThread& t) {
   const size_t S = m.stride;
   w.n = 0;
-  w.out[w.n++] = Row(m.syn1neg, word, S);
+  const uint32_t slot = OutSlot(m, word);
+  w.out[w.n++] = Row(m.syn1neg, slot, S);
   for (size_t d = 0; d < m.negative; ++d) {
-    const uint32_t target = DrawNegative(m, t);
-    if (target == word) continue;
+    const uint32_t target = DrawNegative(t);
+    if (target == slot) continue;
     w.out[w.n++] = Row(m.syn1neg, target, S);
   }
   for (size_t k = 0; k < w.n; ++k) PrefetchRowForWrite(w.out[k], S);
@@ -304,8 +312,8 @@ class WindowPlanner {
     p.w.n = 0;
     if (!m_.cbow && !m_.shared_negatives) {
       const size_t S = m_.stride;
-      const uint32_t word = sent_[i];
-      float* pos = Row(m_.syn1neg, word, S);
+      const uint32_t slot = OutSlot(m_, sent_[i]);
+      float* pos = Row(m_.syn1neg, slot, S);
       PrefetchRowForWrite(pos, S);
       size_t n = 0, j = 0;
       p.foff[0] = 0;
@@ -313,8 +321,8 @@ class WindowPlanner {
         if (c == long(i)) continue;
         p.fout[n++] = pos;
         for (size_t d = 0; d < m_.negative; ++d) {
-          const uint32_t target = DrawNegative(m_, t);
-          if (target == word) continue;
+          const uint32_t target = DrawNegative(t);
+          if (target == slot) continue;
           p.fout[n++] = Row(m_.syn1neg, target, S);
           PrefetchRowForWrite(p.fout[n - 1], S);
         }

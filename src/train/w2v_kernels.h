@@ -38,11 +38,11 @@ struct W2vShared {
   float* syn0 = nullptr;
   float* syn1neg = nullptr;   // null when negative == 0
   float* syn1 = nullptr;      // null unless hs
+  // syn1neg's layout: vocabulary row r's output vector is syn1neg row out_slot[r] (null: row r).
+  // With negatives by thread each thread's rows form one block (w2v_negatives.h).
+  const uint32_t* out_slot = nullptr;
   bool cbow = false;
   size_t window = 5, negative = 5;
-  // count^0.75 over the trained rows.
-  const W2vAlias* neg_alias = nullptr;
-  uint64_t neg_alias_size = 0;
   // Hierarchical softmax: row r's path is hs_points/hs_codes[hs_offset[r] .. hs_offset[r+1]).
   const uint32_t* hs_offset = nullptr;
   const uint32_t* hs_points = nullptr;
@@ -58,6 +58,10 @@ struct W2vShared {
 
 struct W2vThread {
   uint64_t rng = 0;
+  // The table negatives are drawn from: count^0.75 over the trained rows, or with several
+  // threads over this chunk's set of them (w2v_negatives.h). Entries hold syn1neg rows (slots).
+  const W2vAlias* neg_alias = nullptr;
+  uint64_t neg_alias_size = 0;
   double loss = 0;
   uint64_t n_loss = 0;
   float* neu1 = nullptr;   // stride floats, aligned

@@ -29,6 +29,7 @@
 #include "train/vocab_build.h"
 #include "train/w2v_checkpoint.h"
 #include "train/w2v_kernels.h"
+#include "train/w2v_negatives.h"
 
 namespace embedscope {
 
@@ -67,43 +68,6 @@ void fail(const std::string& what, double value, const std::string& limit) {
 void init_row(float* row, size_t dim, uint64_t seed, size_t r) {
   SplitMix64 rng(mix_seed(seed, 0x1417, r));
   for (size_t d = 0; d < dim; ++d) row[d] = float(2.0 * rng.uniform() - 1.0) / float(dim);
-}
-
-// Negative-sampling distribution: count^0.75 over the trained rows (word2vec.c's
-// InitUnigramTable, gensim's cum_table), as a Walker/Vose alias table. word2vec.c fills a table
-// of 1e8 ints (400 MB) and gensim a cumulative table searched by bisection; the alias table is
-// exact (to 32-bit thresholds), one entry per trained row (12 bytes) and costs one random
-// index plus one coin per draw. Built in double precision, deterministically (two stacks, fixed
-// order), so a seed gives the same negatives on every machine.
-std::vector<W2vAlias> alias_table(const std::vector<uint64_t>& counts,
-                                  const std::vector<uint8_t>& trained) {
-  std::vector<uint32_t> rows;
-  for (size_t i = 0; i < counts.size(); ++i)
-    if (trained[i]) rows.push_back(uint32_t(i));
-  const size_t n = rows.size();
-  std::vector<double> p(n);
-  double total = 0;
-  for (size_t k = 0; k < n; ++k) total += p[k] = std::pow(double(counts[rows[k]]), 0.75);
-  std::vector<W2vAlias> t(n);
-  std::vector<uint32_t> small, large;
-  for (size_t k = 0; k < n; ++k) {
-    p[k] = total > 0 ? p[k] * double(n) / total : 1.0;
-    (p[k] < 1.0 ? small : large).push_back(uint32_t(k));
-  }
-  for (size_t k = 0; k < n; ++k) t[k] = {uint32_t(0xFFFFFFFFu), rows[k], rows[k]};
-  while (!small.empty() && !large.empty()) {
-    const uint32_t s = small.back(), l = large.back();
-    small.pop_back();
-    t[s].threshold = uint32_t(std::min(p[s] * 4294967296.0, 4294967295.0));
-    t[s].other = rows[l];
-    p[l] -= 1.0 - p[s];
-    if (p[l] < 1.0) {
-      large.pop_back();
-      small.push_back(l);
-    }
-  }
-  // Entries left on either stack have probability 1 up to rounding: they keep their own row.
-  return t;
 }
 
 // Huffman tree over the trained rows (word2vec.c CreateBinaryTree): codes and inner-node
@@ -318,8 +282,10 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     huff = build_huffman(counts, trained);
     syn1.allocate(std::max<size_t>(huff.n_inner, 1) * stride);
   }
-  std::vector<W2vAlias> neg_table;
-  if (o.negative > 0) neg_table = alias_table(counts, trained);
+  // One table over every trained row, or with several threads one per set of rows, each set in
+  // its own block of syn1neg; chunk c draws from table c mod threads (w2v_negatives.h).
+  NegativeSampling neg;
+  if (o.negative > 0) neg = negative_sampling(counts, trained, o.threads);
   std::vector<uint64_t> row_updates(o.row_stats ? n_rows : 0, 0);
 
   // Subsampling: word2vec.c keeps a word with probability (sqrt(f / (t T)) + 1) (t T) / f.
@@ -339,12 +305,11 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   shared.stride = stride;
   shared.syn0 = syn0.data();
   shared.syn1neg = o.negative > 0 ? syn1neg.data() : nullptr;
+  shared.out_slot = neg.slot.empty() ? nullptr : neg.slot.data();
   shared.syn1 = o.hs && huff.n_inner > 0 ? syn1.data() : nullptr;
   shared.cbow = o.arch == W2vArch::kCbow;
   shared.window = o.window;
   shared.negative = o.negative;
-  shared.neg_alias = neg_table.data();
-  shared.neg_alias_size = neg_table.size();
   shared.hs_offset = huff.offset.data();
   shared.hs_points = huff.points.data();
   shared.hs_codes = huff.codes.data();
@@ -361,7 +326,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   CheckpointFingerprint fp = make_fingerprint(o, lr0, corpus.vocab, N);
   CheckpointArrays arrays{dim, stride, n_rows, syn0.data(),
                           shared.syn1neg, shared.syn1 ? huff.n_inner : 0, shared.syn1,
-                          o.row_stats ? row_updates.data() : nullptr};
+                          o.row_stats ? row_updates.data() : nullptr, shared.out_slot};
   if (o.resume && file_exists(o.checkpoint_path))
     st = load_checkpoint(o.checkpoint_path, fp, arrays);
 
@@ -394,6 +359,11 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   auto process_chunk = [&](uint64_t epoch, uint64_t chunk, ThreadStats& t) {
     W2vThread th;
     th.rng = mix_seed(o.seed, epoch, chunk);
+    if (!neg.tables.empty()) {
+      const auto& table = neg.tables[chunk % neg.tables.size()];
+      th.neg_alias = table.data();
+      th.neg_alias_size = table.size();
+    }
     th.neu1 = t.neu1.data();
     th.neu1e = t.neu1e.data();
     const uint64_t begin = chunk * kChunk;
@@ -436,9 +406,16 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   const uint64_t seg_chunks =
       o.threads > 1 ? std::clamp<uint64_t>(n_chunks / kMinSegmentsPerEpoch, 1, kChunksPerSegmentThreads)
                     : kChunksPerSegment;
-  uint64_t epoch = 0, seg_end = 0;
+  uint64_t epoch = 0, seg_begin = 0, seg_end = 0;
   bool finished = false;
-  std::atomic<uint64_t> next{0};
+  // Chunk c belongs to class c mod threads, and thread t takes the chunks of class t first, in
+  // order, then helps with the other classes once its own is done. With negatives by thread
+  // (w2v_negatives.h) class = negative set, so each thread writes its own set's rows and the
+  // rows a thread writes stay in its core's cache. One counter per class, a cache line each.
+  struct alignas(64) ClassCounter {
+    std::atomic<uint64_t> taken{0};
+  };
+  std::vector<ClassCounter> taken(o.threads);
   auto start_segment = [&](uint64_t e, uint64_t s) {
     while (e < o.epochs && s >= n_chunks) ++e, s = 0;
     if (e >= o.epochs) {
@@ -446,8 +423,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
       return;
     }
     epoch = e;
+    seg_begin = s;
     seg_end = std::min(s + seg_chunks, n_chunks);
-    next.store(s, std::memory_order_relaxed);
+    for (auto& k : taken) k.taken.store(0, std::memory_order_relaxed);
   };
   auto end_segment = [&] {
     for (auto& t : ts) {
@@ -516,9 +494,15 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   pool.run_on_all([&](size_t thread) {
     while (!finished) {
       try {
-        for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
-                         (c = next.fetch_add(1, std::memory_order_relaxed)) < seg_end;)
-          process_chunk(epoch, c, ts[thread]);
+        const uint64_t T = o.threads;
+        for (uint64_t i = 0; i < T; ++i) {
+          const uint64_t k = (thread + i) % T;
+          const uint64_t first = seg_begin + (k + T - seg_begin % T) % T;  // class k's first chunk
+          for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
+                           (c = first + T * taken[k].taken.fetch_add(1, std::memory_order_relaxed)) <
+                               seg_end;)
+            process_chunk(epoch, c, ts[thread]);
+        }
       } catch (...) {
         record_failure();
       }
@@ -544,13 +528,14 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   res.trained_words = st.words_done;
   res.final_loss = st.last_epoch_loss;
   res.simd_target = w2v_simd_target();
+  res.negative_sets = neg.tables.size();
 
   // The output table is syn0 itself, its rows moved together in place (row r moves down from
   // r * stride to r * dim, so a forward pass never overwrites a row not yet moved): no second
   // n_rows x dim copy at the end, and the output-side weights are freed first.
   syn1neg = AlignedFloats();
   syn1 = AlignedFloats();
-  neg_table = {};
+  neg = {};
   huff = Huffman();
   float* out = syn0.data();
   for (size_t r = 1; r < n_rows && dim != stride; ++r)

@@ -16,7 +16,9 @@
 #include "embedscope/train/word2vec.h"
 #include "test_util.h"
 #include "train/rng.h"
+#include "train/w2v_checkpoint.h"
 #include "train/w2v_kernels.h"
+#include "train/w2v_negatives.h"
 
 using namespace embedscope;
 using json = nlohmann::json;
@@ -125,12 +127,12 @@ static void check_pipelined_window_formula(bool shared_negatives) {
   m.syn1neg = syn1.data();
   m.window = 1;
   m.negative = kNeg;
-  m.neg_alias = &alias;
-  m.neg_alias_size = 1;
   m.pipelined_skipgram = true;
   m.shared_negatives = shared_negatives;
   std::vector<float> neu1(kStride), neu1e(kStride);
   W2vThread t;
+  t.neg_alias = &alias;
+  t.neg_alias_size = 1;
   t.rng = 12345;
   t.neu1 = neu1.data();
   t.neu1e = neu1e.data();
@@ -182,6 +184,64 @@ static void check_pipelined_window_formula(bool shared_negatives) {
 
 TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(true); }
 TEST(Word2VecKernels, FreshNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(false); }
+
+// syn1neg's layout (W2vShared::out_slot, negatives by thread) must be invisible: every loop,
+// run on the same sentence from the same state with the output rows permuted and the alias table
+// naming the permuted slots, gives bit-identical rows. The sentence repeats words so that some
+// negatives equal their center (dropped by row, so the comparison must be by slot).
+TEST(Word2VecKernels, OutputRowLayoutDoesNotChangeTheResult) {
+  constexpr size_t kRows = 6, kDim = 5, kStride = 16;
+  const std::vector<uint64_t> counts{50, 40, 30, 20, 10, 5};
+  std::vector<uint32_t> rows(kRows);
+  for (uint32_t r = 0; r < kRows; ++r) rows[r] = r;
+  const std::vector<W2vAlias> table = alias_table(counts, rows);
+  const std::vector<uint32_t> slot{4, 0, 5, 2, 1, 3};
+  std::vector<W2vAlias> slotted = table;
+  for (W2vAlias& e : slotted) e.row = slot[e.row], e.other = slot[e.other];
+  const std::vector<uint32_t> sent{0, 1, 0, 2, 3, 0, 4, 5, 1, 0, 2, 0};
+  struct Mode {
+    const char* name;
+    bool cbow, pipelined, shared;
+  };
+  for (Mode mode : {Mode{"classic skip-gram", false, false, false},
+                    Mode{"fresh negatives", false, true, false},
+                    Mode{"shared negatives", false, true, true}, Mode{"cbow", true, false, false}}) {
+    SCOPED_TRACE(mode.name);
+    std::vector<float> syn0[2], syn1[2];
+    for (int v = 0; v < 2; ++v) {
+      syn0[v].assign(kRows * kStride, 0.0f);
+      syn1[v].assign(kRows * kStride, 0.0f);
+      for (size_t r = 0; r < kRows; ++r)
+        for (size_t d = 0; d < kDim; ++d) {
+          syn0[v][r * kStride + d] = float(0.1 * double(r + 1) - 0.07 * double(d));
+          syn1[v][(v ? slot[r] : r) * kStride + d] = float(0.05 * double(d) - 0.03 * double(r));
+        }
+      W2vShared m;
+      m.stride = kStride;
+      m.syn0 = syn0[v].data();
+      m.syn1neg = syn1[v].data();
+      m.out_slot = v ? slot.data() : nullptr;
+      m.window = 2;
+      m.negative = 4;
+      m.cbow = mode.cbow;
+      m.pipelined_skipgram = mode.pipelined;
+      m.shared_negatives = mode.shared;
+      std::vector<float> neu1(kStride), neu1e(kStride);
+      W2vThread t;
+      t.neg_alias = v ? slotted.data() : table.data();
+      t.neg_alias_size = table.size();
+      t.rng = 99;
+      t.neu1 = neu1.data();
+      t.neu1e = neu1e.data();
+      for (int pass = 0; pass < 3; ++pass) w2v_train_sentence(m, sent.data(), sent.size(), 0.05f, t);
+    }
+    EXPECT_EQ(syn0[0], syn0[1]);
+    for (size_t r = 0; r < kRows; ++r)
+      for (size_t d = 0; d < kStride; ++d)
+        ASSERT_EQ(syn1[0][r * kStride + d], syn1[1][slot[r] * kStride + d]) << "row " << r << " dim " << d;
+    EXPECT_NE(syn1[0][0], 0.0f);  // the rows did move (row 0 started at 0 in dim 0)
+  }
+}
 
 TEST(Word2VecVocab, CountsMatchPythonSplit) {
   test::TempDir d;
@@ -293,10 +353,11 @@ TEST(Word2VecTraining, TwoThreadsLearnToo) {
 // both threads' deltas from the same stale row added up: on Brown x5, 2 threads ended at loss
 // 0.353 against one thread's 0.347, and with 128-chunk segments, 2/3 of this corpus's epoch,
 // 0.39 against 0.35 here. Without copies only Hogwild's rare lost updates remain: here the losses
-// agree to 3 digits.)
+// agree to 3 digits.) 2 x 1200 words: enough rows for two threads to draw their negatives from
+// two tables (negatives by thread, src/train/w2v_negatives.h), which must not change the result.
 TEST(Word2VecTraining, TwoThreadsTrainAsWellAsOne) {
   test::TempDir d;
-  test::write_file(d.file("c.txt"), topic_corpus(20000, 9, 700));
+  test::write_file(d.file("c.txt"), topic_corpus(20000, 9, 1200));
   struct Mode {
     W2vArch arch;
     bool classic;
@@ -314,7 +375,9 @@ TEST(Word2VecTraining, TwoThreadsTrainAsWellAsOne) {
     const Word2VecResult one = train_word2vec({d.file("c.txt")}, o);
     o.threads = 2;
     const Word2VecResult two = train_word2vec({d.file("c.txt")}, o);
-    ASSERT_EQ(two.vocab.size(), 1400u);
+    ASSERT_EQ(two.vocab.size(), 2400u);
+    EXPECT_EQ(one.negative_sets, 1u);
+    EXPECT_EQ(two.negative_sets, 2u);
     const double sep1 = topic_separation(one), sep2 = topic_separation(two);
     EXPECT_GT(sep1, 0.2);
     EXPECT_GT(sep2, 0.8 * sep1);
@@ -404,6 +467,36 @@ TEST(Word2VecCheckpoint, TwoThreadRunResumesToTheSameWorkAndQuality) {
   EXPECT_GT(topic_separation(full), 0.5);
   EXPECT_GT(topic_separation(resumed), 0.9 * topic_separation(full));
   EXPECT_NEAR(resumed.final_loss, full.final_loss, 0.01 * full.final_loss);
+}
+
+// A checkpoint holds syn1neg in vocabulary order whatever its layout in memory (negatives by
+// thread lay it out set by set), so a run may resume on another number of threads: written from
+// one layout, read back into another, each vocabulary row lands in its own slot.
+TEST(Word2VecCheckpoint, OutputRowsAreStoredInVocabularyOrder) {
+  test::TempDir d;
+  constexpr size_t kRows = 5, kDim = 3, kStride = 16;
+  Vocabulary vocab;
+  for (const char* w : {"a", "b", "c", "d", "e"}) vocab.add(w);
+  Word2VecOptions o = small_options();
+  o.dim = kDim;
+  const CheckpointFingerprint fp = make_fingerprint(o, 0.025f, vocab, 100);
+  const std::vector<uint32_t> slot_a{3, 0, 4, 1, 2}, slot_b{1, 4, 0, 2, 3};
+  std::vector<float> syn0(kRows * kStride, 0.0f), syn1(kRows * kStride, 0.0f);
+  for (size_t r = 0; r < kRows; ++r)
+    for (size_t k = 0; k < kDim; ++k) syn1[slot_a[r] * kStride + k] = float(10 * r + k);
+  CheckpointArrays a{kDim, kStride, kRows, syn0.data(), syn1.data(), 0, nullptr, nullptr,
+                     slot_a.data()};
+  save_checkpoint(d.file("x.ckpt"), fp, CheckpointState{}, a);
+  for (const std::vector<uint32_t>* slot : {&slot_b, static_cast<const std::vector<uint32_t>*>(nullptr)}) {
+    std::vector<float> back0(kRows * kStride, 0.0f), back1(kRows * kStride, -1.0f);
+    CheckpointArrays b{kDim, kStride, kRows, back0.data(), back1.data(), 0, nullptr, nullptr,
+                       slot ? slot->data() : nullptr};
+    load_checkpoint(d.file("x.ckpt"), fp, b);
+    for (size_t r = 0; r < kRows; ++r)
+      for (size_t k = 0; k < kDim; ++k)
+        EXPECT_EQ(back1[(slot ? (*slot)[r] : r) * kStride + k], float(10 * r + k))
+            << "row " << r << (slot ? " (other layout)" : " (vocabulary order)");
+  }
 }
 
 // Trains one segment of a small corpus in `d` with checkpoints to d/x.ckpt; returns the options

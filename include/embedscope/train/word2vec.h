@@ -40,10 +40,18 @@
 // time, and skip-gram with per-pair negatives has lost the topic structure one thread learns
 // (40 rows: topic separation 0.1 against 0.9 in some processes, the same loss; shared negatives,
 // with 6 rows written per center word, kept it): train such corpora on one thread.
+// Negatives by thread: with negative sampling and several threads (at least 1024 trained rows a
+// thread), the trained rows are split into one set per thread of equal count^0.75 mass, each
+// set's output rows in one block; chunk c of the corpus draws its negatives from set
+// c mod threads and thread t trains the chunks of class t first. So each thread writes its own
+// negatives' rows, which on a host that places the two vCPUs far apart made two threads
+// 1.4-1.7x one thread instead of 0.9-1.0x (src/train/w2v_negatives.h, bench/RESULTS.md). Each
+// word is still a negative at its count^0.75 rate; the quality over seeds is in RESULTS.
 // One thread with a fixed seed is bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
-// row for negative sampling and two rows of scratch per thread.
+// row for negative sampling (plus 4 for the output-row layout with several threads) and two rows
+// of scratch per thread.
 //
 // Errors (all thrown before any training starts): Error(kNotFound) for a missing input,
 // Error(kInvalidArgument) for options out of range (naming the option, value and limit) and for
@@ -132,6 +140,10 @@ struct Word2VecResult {
   double final_loss = 0;       // mean loss per prediction over the last epoch
   bool completed = true;       // false when stop_after_segments stopped it
   std::string simd_target;     // the instruction set the inner loop ran on ("AVX3", "AVX2")
+  // Tables the negatives were drawn from: 1, or `threads` with negatives by thread (see
+  // "Concurrency" above; a vocabulary too small or too skewed to split keeps 1); 0 without
+  // negative sampling.
+  size_t negative_sets = 0;
 };
 
 // inputs: files and/or folders. See the file comment for errors.
