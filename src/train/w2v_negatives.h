@@ -16,16 +16,20 @@
 // speed there (3.0-3.2 s), and one whose second thread wrote only its negatives privately nearly
 // so (3.4-4.3 s): sharing the negatives' rows is the cost. So:
 //   - partition_for_threads splits the trained rows into one set per thread, of equal count^0.75
-//     mass; chunk c (the trainer's unit of work) draws its negatives from set c mod threads,
-//     renormalised within the set, and thread t trains the chunks of class t (word2vec.cpp; it
-//     helps with other classes only when its own run out), so each thread writes its own set;
+//     mass; in epoch e chunk c (the trainer's unit of work) draws its negatives from set
+//     (c + e) mod threads, renormalised within the set, and thread t trains the chunks of class t
+//     (word2vec.cpp; it helps with other classes only when its own run out), so each thread
+//     writes its own set. The epoch term gives every stretch of text the other set next epoch:
+//     with a chunk's set fixed for the whole run, Brown x1's analogy accuracy on 2 threads fell
+//     0.0034 below one thread's (8 seeds), rotating 0.0015;
 //   - output_slots lays the output matrix out set by set: each set's rows in one contiguous
 //     block. Interleaved, the sets did not help at all (5.8-6.8 s far): a set's rows sat next to
 //     the other set's, and the cache's adjacent-line and stream prefetchers pulled the neighbours'
 //     lines across too. In blocks: 3.7-4.6 s far, and as fast as before near.
 // Every chunk class holds the same share of the corpus whoever trains it, so each word is still
 // drawn at its count^0.75 rate over any `threads` consecutive chunks: the expected gradient is
-// word2vec's; only the five negatives of one pair come from one set. Equal mass is what keeps the
+// word2vec's, but the five negatives of one pair come from one set, and one stretch of text
+// sees one set per epoch. Equal mass is what keeps the
 // rates right, so the split is refused (one table for all) unless every set is within 1% of
 // 1/parts of the mass. It is refused too under kMinRowsPerSet rows a set: in a tiny vocabulary
 // every row is drawn hundreds of times a chunk and the alternation between sets shows (a 40-row
@@ -60,8 +64,8 @@ std::vector<std::vector<uint32_t>> partition_for_threads(const std::vector<uint6
 // follow, in row order. A permutation of [0, n_rows); empty when sets is empty (slot r = r).
 std::vector<uint32_t> output_slots(const std::vector<std::vector<uint32_t>>& sets, size_t n_rows);
 
-// What the trainer draws negatives from: one table, or one per thread (chunk c uses
-// tables[c % tables.size()]). Entries name output-matrix slots (W2vShared::out_slot), not
+// What the trainer draws negatives from: one table, or one per thread (chunk c of epoch e uses
+// tables[(c + e) % tables.size()]). Entries name output-matrix slots (W2vShared::out_slot), not
 // vocabulary rows, so a draw indexes the matrix directly.
 struct NegativeSampling {
   std::vector<std::vector<W2vAlias>> tables;

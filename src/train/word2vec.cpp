@@ -283,7 +283,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     syn1.allocate(std::max<size_t>(huff.n_inner, 1) * stride);
   }
   // One table over every trained row, or with several threads one per set of rows, each set in
-  // its own block of syn1neg; chunk c draws from table c mod threads (w2v_negatives.h).
+  // its own block of syn1neg; chunk c of epoch e draws from table (c + e) mod threads
+  // (w2v_negatives.h).
   NegativeSampling neg;
   if (o.negative > 0) neg = negative_sampling(counts, trained, o.threads);
   std::vector<uint64_t> row_updates(o.row_stats ? n_rows : 0, 0);
@@ -360,7 +361,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
     W2vThread th;
     th.rng = mix_seed(o.seed, epoch, chunk);
     if (!neg.tables.empty()) {
-      const auto& table = neg.tables[chunk % neg.tables.size()];
+      const auto& table = neg.tables[(chunk + epoch) % neg.tables.size()];
       th.neg_alias = table.data();
       th.neg_alias_size = table.size();
     }
@@ -408,10 +409,11 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
                     : kChunksPerSegment;
   uint64_t epoch = 0, seg_begin = 0, seg_end = 0;
   bool finished = false;
-  // Chunk c belongs to class c mod threads, and thread t takes the chunks of class t first, in
-  // order, then helps with the other classes once its own is done. With negatives by thread
-  // (w2v_negatives.h) class = negative set, so each thread writes its own set's rows and the
-  // rows a thread writes stay in its core's cache. One counter per class, a cache line each.
+  // In epoch e chunk c belongs to class (c + e) mod threads, and thread t takes the chunks of
+  // class t first, in order, then helps with the other classes once its own is done. With
+  // negatives by thread (w2v_negatives.h) the class is the chunk's negative set, so each thread
+  // writes its own set's rows and they stay in its core's cache; the epoch term moves every
+  // stretch of the corpus to the next set each epoch. One counter per class, a cache line each.
   struct alignas(64) ClassCounter {
     std::atomic<uint64_t> taken{0};
   };
@@ -497,7 +499,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
         const uint64_t T = o.threads;
         for (uint64_t i = 0; i < T; ++i) {
           const uint64_t k = (thread + i) % T;
-          const uint64_t first = seg_begin + (k + T - seg_begin % T) % T;  // class k's first chunk
+          // Class k's first chunk in the segment.
+          const uint64_t first = seg_begin + (k + T - (seg_begin + epoch) % T) % T;
           for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
                            (c = first + T * taken[k].taken.fetch_add(1, std::memory_order_relaxed)) <
                                seg_end;)
