@@ -2,9 +2,6 @@
 // learning on a corpus with known structure, determinism, bad input, token mode. Checkpoints:
 // w2v_checkpoint_test.cpp.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -13,11 +10,9 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/tokenizer/bpe.h"
-#include "embedscope/train/w2v_checkpoint.h"
 #include "embedscope/train/word2vec.h"
 #include "test_util.h"
 #include "train/rng.h"
-#include "train/w2v_checkpoint.h"
 #include "train/w2v_kernels.h"
 #include "train/w2v_negatives.h"
 #include "w2v_test_corpus.h"
