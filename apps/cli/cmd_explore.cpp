@@ -5,37 +5,19 @@
 
 #include "command.h"
 #include "common.h"
-#include "embedscope/analysis/explore.h"
+#include "embedscope/api/explore.h"
+#include "embedscope/core/thread_pool.h"
 #include "embedscope/core/error.h"
-#include "embedscope/tokenizer/bpe.h"
 
 namespace embedscope::cli {
 namespace {
 
 struct Opts {
   std::string word, model, tokenizer = "auto", init;
-  size_t k = 10, sample = 0, threads = 1;
+  size_t k = 10, sample = 0, threads = 0;
   uint64_t seed = 42;
   bool json = false, all_tokens = false, timings = false;
 };
-
-json neighbor_json(const LabelledNeighbor& n) {
-  json j = {{"token", n.display}, {"id", n.id}, {"score", finite_or_null(n.score)},
-            {"label", label_name(n.label.label)}, {"evidence", n.label.evidence}};
-  if (n.label.label == Label::kNoise) j["noise_kind"] = noise_kind_name(n.label.noise);
-  return j;
-}
-
-json labels_json(const LabelCounts& c) {
-  json j = json::object();
-  for (Label l : kAllLabels) j[std::string(label_name(l))] = c[l];
-  return j;
-}
-
-json scores_json(const ScoreSummary& s) {
-  return {{"n", s.n}, {"mean", finite_or_null(s.mean)}, {"sd", finite_or_null(s.sd)},
-          {"p50", finite_or_null(s.p50)}, {"p99", finite_or_null(s.p99)}, {"max", finite_or_null(s.max)}};
-}
 
 std::string label_line(const LabelCounts& c) {
   std::string s;
@@ -48,57 +30,31 @@ std::string label_line(const LabelCounts& c) {
   return s;
 }
 
-// The tokenizer that goes with the model: files beside it, GPT-2's for the default model.
-// auto skips loading it (a few hundred ms for GPT-2's 50k merges) when the vocabulary already
-// holds the word as one token, or for --sample, which explores rows directly.
-std::optional<BpeTokenizer> tokenizer_for(const Model& m, const std::string& choice, bool is_default,
-                                          const std::string& word) {
-  if (choice == "none") return std::nullopt;
-  if (choice == "gpt2") return BpeTokenizer::gpt2_default();
-  if (choice != "auto")
-    throw Error(ErrorCode::kInvalidArgument, "--tokenizer '" + choice + "': expected auto, gpt2 or none");
-  const auto& v = m.emb.vocab;
-  if (!v.empty() && (word.empty() || v.find(" " + word) || v.find("\xC4\xA0" + word) ||
-                     v.find("\xE2\x96\x81" + word) || v.find(word)))
-    return std::nullopt;
-  if (!m.dir.empty())
-    if (auto t = BpeTokenizer::find_in_dir(m.dir)) return t;
-  if (is_default) return BpeTokenizer::gpt2_default();
-  return std::nullopt;
-}
-
 int run(const Opts& o) {
+  if (o.threads) set_process_threads(o.threads);
+  if (o.tokenizer != "auto" && o.tokenizer != "gpt2" && o.tokenizer != "none")
+    throw Error(ErrorCode::kInvalidArgument, "--tokenizer '" + o.tokenizer + "': expected auto, gpt2 or none");
   double t0 = now_ms();
-  Model m = load_model_ref(o.model);
+  HandleOptions ho;
+  ho.tokenizer = o.tokenizer;
+  ModelHandlePtr h = open_handle(o.model, ho);
   double t1 = now_ms();
-  std::optional<BpeTokenizer> tok = tokenizer_for(m, o.tokenizer, o.model.empty(), o.sample ? std::string() : o.word);
-  double t2 = now_ms();
-  WordNet wn = WordNet::open();
-  Labeller lab(wn);
-  double t3 = now_ms();
-  Explorer ex(m, tok ? &*tok : nullptr, lab,
-              {.k = o.k, .seed = o.seed, .all_tokens = o.all_tokens, .init = o.init, .n_threads = o.threads});
-  double t4 = now_ms();
+  api::ExploreRequest req{.word = o.word, .k = o.k, .seed = o.seed, .all_tokens = o.all_tokens,
+                          .init = o.init, .sample = o.sample, .lazy_tokenizer = true};
+  const Model& m = h->model();
   // --timings: phase costs on stderr (bench/explore_bench.sh reads them).
-  auto report = [&](double t5) {
-    if (o.timings)
-      std::fprintf(stderr, "timings_ms: load_model %.1f tokenizer %.1f wordnet_open %.1f candidates %.1f explore %.1f\n",
-                   t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
+  auto report = [&](double t2) {
+    if (o.timings) std::fprintf(stderr, "timings_ms: load_model %.1f explore %.1f\n", t1 - t0, t2 - t1);
   };
   const auto& t = m.emb.table;
   if (o.sample > 0) {
-    SampleResult s = ex.sample(o.sample);
+    SampleResult s = api::explore_sample(*h, req);
     report(now_ms());
     if (o.json) {
-      print_json({{"model", m.ref}, {"sample", s.words.size()}, {"k", s.k}, {"words", s.words},
-                  {"labels", labels_json(s.labels)}, {"noise_kinds", s.labels.noise_kinds},
-                  {"baseline", {{"labels", labels_json(s.baseline_labels)},
-                                {"noise_kinds", s.baseline_labels.noise_kinds},
-                                {"mean_top", finite_or_null(s.baseline_mean_top)}}},
-                  {"mean_top", finite_or_null(s.mean_top)}, {"verdict", s.verdict}});
+      print_json(api::to_json(*h, s));
       return kExitOk;
     }
-    std::printf("explore --sample %zu in %s (%zu x %zu), k = %zu\n", s.words.size(), m.ref.c_str(),
+  std::printf("explore --sample %zu in %s (%zu x %zu), k = %zu\n", s.words.size(), m.ref.c_str(),
                 t.n_rows(), t.dim(), s.k);
     std::string words;
     for (auto& w : s.words) words += (words.empty() ? "" : " ") + w;
@@ -108,32 +64,10 @@ int run(const Opts& o) {
     std::printf("verdict: %s\n", s.verdict.c_str());
     return kExitOk;
   }
-  ExploreResult r = ex.explore(o.word);
+  ExploreResult r = api::explore(*h, req);
   report(now_ms());
   if (o.json) {
-    json rows = json::array();
-    for (size_t i = 0; i < r.rows.size(); ++i)
-      rows.push_back({{"text", r.rows[i].text}, {"ids", r.rows[i].ids}, {"tokens", r.rows[i].display},
-                      {"used", i == r.query_variant}});
-    json nb = json::array(), bnb = json::array();
-    for (auto& n : r.neighbors) nb.push_back(neighbor_json(n));
-    for (auto& n : r.baseline.neighbors) bnb.push_back(neighbor_json(n));
-    json top = json::array(), etop = json::array();
-    for (float x : r.baseline.top_scores) top.push_back(finite_or_null(x));
-    for (double x : r.baseline.expected_top_scores) etop.push_back(finite_or_null(x));
-    print_json({{"query", r.query}, {"model", m.ref}, {"shape", {t.n_rows(), t.dim()}},
-                {"rows", rows}, {"composed", r.composed}, {"candidates", r.n_candidates},
-                {"neighbors", nb}, {"labels", labels_json(r.labels)}, {"noise_kinds", r.labels.noise_kinds},
-                {"scores", scores_json(r.scores)},
-                {"baseline", {{"init", r.baseline.init}, {"seed", r.baseline.seed},
-                              {"labels", labels_json(r.baseline.labels)},
-                              {"noise_kinds", r.baseline.labels.noise_kinds},
-                              {"top_scores", top}, {"expected_top_scores", etop},
-                              {"neighbors", bnb}, {"scores", scores_json(r.baseline.scores)}}},
-                {"mean_top", finite_or_null(r.mean_top)},
-                {"baseline_mean_top", finite_or_null(r.baseline_mean_top)},
-                {"above_baseline", finite_or_null(r.mean_top - r.baseline_mean_top)},
-                {"verdict", r.verdict}});
+    print_json(api::to_json(*h, r));
     return kExitOk;
   }
   std::printf("explore '%s' in %s (%zu x %zu; %zu whole-word candidates)\n", printable(r.query).c_str(),
@@ -195,7 +129,7 @@ Command reg(
       app.add_option("--tokenizer", o->tokenizer, "auto (files beside the model; GPT-2 for the default model), gpt2 or none")
           ->capture_default_str();
       app.add_flag("--all-tokens", o->all_tokens, "consider every row, not only whole-word tokens");
-      app.add_option("--threads", o->threads, "search threads")->capture_default_str();
+      app.add_option("--threads", o->threads, "threads (default: all cores)");
       app.add_flag("--timings", o->timings, "print phase timings (ms) to stderr");
       app.footer(
           "Labels: variant (same word up to case/space/markers, same WordNet lemma or Snowball stem,\n"

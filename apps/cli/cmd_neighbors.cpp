@@ -1,10 +1,12 @@
 // embedscope neighbors: top-k nearest rows of a word, row id, vector or expression.
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "command.h"
+#include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
 #include "embedscope/search/filters.h"
 #include "embedscope/search/hnsw_index.h"
@@ -13,9 +15,11 @@
 namespace embedscope::cli {
 namespace {
 
+constexpr long long kNoId = std::numeric_limits<long long>::min();
+
 struct NeighborsOpts {
   SearchFlags f;
-  long long id = -1;
+  long long id = kNoId;
   std::string vector_file, expr, batch, index;
   size_t ef = 64, csls = 0;
   bool check_recall = false;
@@ -51,143 +55,95 @@ std::vector<float> read_vector(const std::string& path, size_t dim) {
   return v;
 }
 
-struct Query {
-  json desc;                    // "query" field
-  json resolved;                // null or resolved_json
-  std::vector<float> vec;       // search space
-  std::vector<TokenId> own;     // excluded unless --include-query
-};
-
-Query word_query(const LoadedSearch& ls, const std::string& word) {
-  ResolvedWord r;
-  Term t = resolve_term(ls, word, 1.0f, &r);
-  Query q{word, resolved_json(r), {}, r.exclude};
-  if (t.ids.size() == 1) {
-    q.vec = ls.searcher->row(t.ids[0]);
-  } else {  // pieces: their mean
-    q.vec.assign(ls.searcher->dim(), 0.0f);
-    for (TokenId id : t.ids) {
-      auto row = ls.searcher->row(id);
-      for (size_t j = 0; j < row.size(); ++j) q.vec[j] += row[j] / float(t.ids.size());
-    }
-  }
-  return q;
-}
-
-Query make_query(const LoadedSearch& ls, const NeighborsOpts& o) {
-  int given = (o.id >= 0) + !o.vector_file.empty() + !o.expr.empty() + !o.f.args.empty();
+api::NeighborQuery make_query(const LoadedSearch& ls, const NeighborsOpts& o) {
+  int given = (o.id != kNoId) + !o.vector_file.empty() + !o.expr.empty() + !o.f.args.empty();
   if (given != 1)
     throw Error(ErrorCode::kInvalidArgument,
                 "give exactly one query: WORD, --id N, --vector FILE or --expr \"a - b + c\"");
-  if (o.id >= 0) return word_query(ls, "#" + std::to_string(o.id));
-  if (!o.vector_file.empty()) {
-    auto v = read_vector(o.vector_file, ls.searcher->dim());
-    return Query{o.vector_file, nullptr, ls.searcher->to_search_space(v), {}};
-  }
-  if (!o.expr.empty()) {
-    std::vector<Term> terms;
-    json parts = json::array();
-    std::vector<TokenId> own;
-    for (const ExpressionTerm& e : parse_expression(o.expr)) {
-      ResolvedWord r;
-      terms.push_back(resolve_term(ls, e.word, e.weight, &r));
-      json p = resolved_json(r);
-      p["word"] = e.word;
-      p["weight"] = e.weight;
-      parts.push_back(p);
-      own.insert(own.end(), r.exclude.begin(), r.exclude.end());
-    }
-    return Query{o.expr, parts, compose_terms(*ls.searcher, terms), own};
-  }
-  return word_query(ls, o.f.args[0]);
+  if (o.id != kNoId) return api::NeighborQuery::row(o.id);
+  if (!o.vector_file.empty()) return api::NeighborQuery::vec(read_vector(o.vector_file, ls.searcher->dim()), o.vector_file);
+  if (!o.expr.empty()) return api::NeighborQuery::expr(o.expr);
+  return api::NeighborQuery::word(o.f.args[0]);
 }
 
-int run_batch(const LoadedSearch& ls, const NeighborsOpts& o, SearchOptions so) {
+api::NeighborsRequest request_from(const NeighborsOpts& o, const SearchOptions& so, const FilterSpec& spec) {
+  api::NeighborsRequest r;
+  r.k = so.k;
+  r.metric = o.f.metric;
+  r.mode = o.f.mode;
+  r.include_query = o.f.include_query;
+  r.center = o.f.center;
+  r.csls_k = o.csls;
+  r.filter = spec;
+  return r;
+}
+
+int run_batch(const LoadedSearch& ls, const NeighborsOpts& o, api::NeighborsRequest req) {
   std::ifstream in(o.batch, std::ios::binary);
   if (!in) throw Error(ErrorCode::kNotFound, o.batch + ": cannot open batch file");
-  std::vector<std::string> lines;
-  std::vector<std::optional<Query>> qs;
-  std::vector<std::string> errors;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    lines.push_back(line);
-    try {
-      qs.push_back(word_query(ls, line));
-      errors.emplace_back();
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kOutOfRange &&
-          e.code() != ErrorCode::kInvalidArgument)
-        throw;
-      qs.push_back(std::nullopt);
-      errors.push_back(e.what());
-    }
+    req.queries.push_back(api::NeighborQuery::word(line));
   }
-  std::vector<float> mat;
-  std::vector<std::vector<TokenId>> excl;
-  std::vector<size_t> which;
-  for (size_t i = 0; i < qs.size(); ++i) {
-    if (!qs[i]) continue;
-    mat.insert(mat.end(), qs[i]->vec.begin(), qs[i]->vec.end());
-    excl.push_back(o.f.include_query ? std::vector<TokenId>{} : qs[i]->own);
-    which.push_back(i);
-  }
-  double t0 = now_ms();
-  auto res = ls.searcher->search_batch(mat, which.size(), so, &excl);
-  double ms = now_ms() - t0;
-  std::vector<const std::vector<Neighbor>*> per(qs.size(), nullptr);
-  for (size_t j = 0; j < which.size(); ++j) per[which[j]] = &res[j];
-  for (size_t i = 0; i < qs.size(); ++i) {
+  if (req.queries.empty()) throw Error(ErrorCode::kInvalidArgument, o.batch + ": no query lines");
+  req.force_batch = true;
+  api::NeighborsResult res = api::neighbors(*ls.handle, req);
+  size_t n_ok = 0;
+  for (const auto& a : res.answers) {
+    n_ok += a.error.empty();
+    std::string q = a.query.get<std::string>();
     if (o.f.json) {
-      json j{{"query", lines[i]}, {"mode", search_mode_name(so.mode)}, {"metric", metric_name(so.metric)}};
-      if (per[i]) {
-        j["resolved"] = qs[i]->resolved;
-        j["neighbors"] = neighbors_json(ls, *per[i], so.metric);
-      } else {
-        j["error"] = errors[i];
-      }
-      print_json(j, false);
-    } else if (per[i]) {
-      std::printf("%s:", printable(lines[i]).c_str());
-      for (const Neighbor& n : *per[i])
+      print_json(api::batch_line_json(*ls.handle, res, a), false);
+    } else if (a.error.empty()) {
+      std::printf("%s:", printable(q).c_str());
+      for (const Neighbor& n : a.neighbors)
         std::printf(" %s(%.4f)", printable(ls.words->display(n.id)).c_str(), double(n.score));
       std::printf("\n");
     } else {
-      std::printf("%s: error: %s\n", printable(lines[i]).c_str(), errors[i].c_str());
+      std::printf("%s: error: %s\n", printable(q).c_str(), a.error.c_str());
     }
   }
-  std::fprintf(stderr, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", which.size(), ms,
-               std::string(search_mode_name(so.mode)).c_str(), ls.searcher->n_threads(),
-               o.f.json ? "json" : "text");
+  std::fprintf(stderr, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok, res.elapsed_ms,
+               std::string(search_mode_name(res.mode)).c_str(), res.threads, o.f.json ? "json" : "text");
   return kExitOk;
 }
 
 int run_neighbors(NeighborsOpts o) {
-  int n_words = (o.id >= 0 || !o.vector_file.empty() || !o.expr.empty() || !o.batch.empty()) ? 0 : 1;
+  int n_words = (o.id != kNoId || !o.vector_file.empty() || !o.expr.empty() || !o.batch.empty()) ? 0 : 1;
   std::string ref = take_model_ref(o.f, n_words);
   LoadedSearch ls = load_search(ref, o.f);
   std::optional<std::vector<uint8_t>> allow;
-  SearchOptions so = search_options(ls, o.f, &allow);
+  FilterSpec spec;
+  SearchOptions so = search_options(ls, o.f, &allow, &spec);
   so.csls_k = o.csls;
+  api::NeighborsRequest req = request_from(o, so, spec);
   if (!o.batch.empty()) {
-    if (!o.f.args.empty() || o.id >= 0 || !o.vector_file.empty() || !o.expr.empty())
+    if (!o.f.args.empty() || o.id != kNoId || !o.vector_file.empty() || !o.expr.empty())
       throw Error(ErrorCode::kInvalidArgument, "--batch takes its queries from the file; give no other query");
-    return run_batch(ls, o, so);
+    return run_batch(ls, o, req);
   }
-  Query q = make_query(ls, o);
-  if (!o.f.include_query) so.exclude = q.own;
-  json j{{"query", q.desc}, {"model", ls.model->path}, {"metric", metric_name(so.metric)},
-         {"k", so.k}, {"threads", ls.searcher->n_threads()}};
-  if (!q.resolved.is_null()) j["resolved"] = q.resolved;
+  req.queries.push_back(make_query(ls, o));
+  json j;
   std::vector<Neighbor> nn;
-  double t0 = now_ms();
-  if (!o.index.empty()) {
+  if (o.index.empty()) {
+    api::NeighborsResult res = api::neighbors(*ls.handle, req);
+    j = api::to_json(*ls.handle, res);
+    nn = res.answers[0].neighbors;
+  } else {
     if (so.metric != Metric::kCosine)
       throw Error(ErrorCode::kInvalidArgument, "--index searches by cosine; drop --metric " + o.f.metric);
+    api::ResolvedQuery rq = api::resolve_query(*ls.handle, req.queries[0], o.f.center);
+    const std::vector<float>& qv = rq.vec;
+    if (!o.f.include_query) so.exclude = rq.own;
+    j = json{{"query", rq.query}, {"model", ls.model->path}, {"metric", metric_name(so.metric)},
+             {"k", so.k}, {"threads", ls.searcher->n_threads()}};
+    if (!rq.resolved.is_null()) j["resolved"] = rq.resolved;
+    double t0 = now_ms();
     HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
     j["index_load_ms"] = now_ms() - t0;
     t0 = now_ms();
-    nn = ix.search(q.vec, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
+    nn = ix.search(qv, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
     j["mode"] = "hnsw";
     j["ef"] = o.ef;
     j["elapsed_ms"] = now_ms() - t0;
@@ -195,7 +151,7 @@ int run_neighbors(NeighborsOpts o) {
       std::vector<uint8_t> both;
       restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
       double t1 = now_ms();
-      auto exact = ls.searcher->search(q.vec, so);
+      auto exact = ls.searcher->search(qv, so);
       double exact_ms = now_ms() - t1;
       json missed = json::array();
       size_t hit = 0;
@@ -205,24 +161,19 @@ int run_neighbors(NeighborsOpts o) {
         if (found) ++hit;
         else missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
       }
-      double recall = exact.empty() ? 1.0 : double(hit) / double(exact.size());
-      j["recall"] = recall;
+      j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
       j["missed"] = missed;
       j["exact_ms"] = exact_ms;
     }
-  } else {
-    nn = ls.searcher->search(q.vec, so);
-    j["mode"] = search_mode_name(so.mode);
-    j["elapsed_ms"] = now_ms() - t0;
+    if (so.csls_k) j["csls_k"] = so.csls_k;
+    if (ls.searcher->centered()) j["centered"] = true;
+    j["neighbors"] = api::neighbors_json(*ls.handle, nn, so.metric);
   }
-  if (so.csls_k) j["csls_k"] = so.csls_k;
-  if (ls.searcher->centered()) j["centered"] = true;
-  j["neighbors"] = neighbors_json(ls, nn, so.metric);
   if (o.f.json) {
     print_json(j);
     return kExitOk;
   }
-  std::string what = q.desc.is_string() ? q.desc.get<std::string>() : q.desc.dump();
+  std::string what = j["query"].is_string() ? j["query"].get<std::string>() : j["query"].dump();
   std::printf("neighbors of '%s' (%s, %s, %.2f ms):\n", printable(what).c_str(),
               std::string(metric_name(so.metric)).c_str(), j["mode"].get<std::string>().c_str(),
               j["elapsed_ms"].get<double>());

@@ -23,13 +23,24 @@ double now_ms() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+void progress_line(const ProgressInfo& p) {
+  if (::isatty(2)) std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
+  else std::fprintf(stderr, "%s\n", format_progress(p).c_str());
+}
+}  // namespace
+
+ModelHandlePtr open_handle(const std::string& ref, HandleOptions options) {
+  if (!options.progress) options.progress = progress_line;
+  ModelHandlePtr h = ModelHandle::open(ref, options);
+  if (ref.empty() && ::isatty(2)) std::fprintf(stderr, "\r\033[K");
+  return h;
+}
+
 Model load_model_ref(const std::string& ref, const ModelOptions& options) {
   if (!ref.empty()) return load_model(ref, options);
   bool tty = ::isatty(2);
-  std::string path = ensure_default_model([tty](const ProgressInfo& p) {
-    if (tty) std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
-    else std::fprintf(stderr, "%s\n", format_progress(p).c_str());
-  });
+  std::string path = ensure_default_model(progress_line);
   if (tty) std::fprintf(stderr, "\r\033[K");
   Model m = load_model(path, options);
   m.ref = "default";

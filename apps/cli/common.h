@@ -6,6 +6,7 @@
 #include <string>
 
 #include "embedscope/formats/model.h"
+#include "embedscope/handle/model_handle.h"
 
 namespace embedscope::cli {
 
@@ -18,6 +19,9 @@ json finite_or_null(double v);
 // "", or the value of $EMBEDSCOPE_DEFAULT_MODEL...: the ref used when --model is absent.
 // Loads `ref` (or the embedded default model when ref is empty).
 Model load_model_ref(const std::string& ref, const ModelOptions& options = {});
+// Opens a handle on `ref` ("" = the default model, with a progress line while it trains on
+// first use).
+ModelHandlePtr open_handle(const std::string& ref, HandleOptions options = {});
 double now_ms();
 // Escapes a token for one-line display (no control bytes, no newlines).
 std::string printable(const std::string& s);

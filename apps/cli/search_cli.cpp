@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cstdio>
 
+#include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
 
@@ -44,10 +46,12 @@ std::string take_model_ref(SearchFlags& f, int n_words) {
 LoadedSearch load_search(const std::string& ref, const SearchFlags& f) {
   double t0 = now_ms();
   LoadedSearch ls;
-  ls.model = std::make_unique<Model>(load_model_ref(ref));
-  ls.words = std::make_unique<WordLookup>(*ls.model);
-  ls.searcher = std::make_unique<Searcher>(ls.model->emb.table,
-                                           SearcherOptions{.n_threads = f.threads, .center = f.center});
+  if (f.threads) set_process_threads(f.threads);
+  ls.handle = open_handle(ref);
+  ls.model = &ls.handle->model();
+  ls.words = &ls.handle->words();
+  ls.shared = api::shared_searcher(*ls.handle, f.center);
+  ls.searcher = &ls.shared->unlocked();
   ls.load_ms = now_ms() - t0;
   return ls;
 }
@@ -81,7 +85,7 @@ static std::vector<TokenId> parse_id_list(const std::string& s) {
 }
 
 SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
-                             std::optional<std::vector<uint8_t>>* allow) {
+                             std::optional<std::vector<uint8_t>>* allow, FilterSpec* spec_out) {
   SearchOptions o;
   o.k = f.k;
   o.metric = parse_metric(f.metric);
@@ -95,22 +99,15 @@ SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
   spec.token_class = parse_token_class(f.token_class);
   spec.top_n = f.top_n;
   *allow = build_filter(spec, *ls.words);
+  if (spec_out) *spec_out = spec;
   if (*allow) o.allow = &**allow;
   return o;
 }
 
-json resolved_json(const ResolvedWord& r) {
-  return json{{"how", r.how}, {"ids", r.ids}, {"pieces", r.pieces}};
-}
+json resolved_json(const ResolvedWord& r) { return api::resolved_json(r); }
 
 json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric) {
-  json a = json::array();
-  for (const Neighbor& n : nn) {
-    json e{{"id", n.id}, {"token", ls.words->display(n.id)}, {"score", finite_or_null(n.score)}};
-    if (metric == Metric::kL2) e["distance"] = finite_or_null(-n.score);
-    a.push_back(std::move(e));
-  }
-  return a;
+  return api::neighbors_json(*ls.handle, nn, metric);
 }
 
 void print_neighbors(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric) {

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "common.h"
+#include "embedscope/api/common.h"
+#include "embedscope/handle/model_handle.h"
 #include "embedscope/search/analogy.h"
 #include "embedscope/search/filters.h"
 #include "embedscope/search/searcher.h"
-#include "embedscope/search/word_lookup.h"
+#include "embedscope/handle/word_lookup.h"
 
 namespace embedscope::cli {
 
@@ -33,10 +35,13 @@ struct SearchFlags {
 // --include-query and the filter flags.
 void add_search_flags(CLI::App& app, SearchFlags& f, bool with_query);
 
+// A handle and views of its shared parts (the pointers live as long as `handle`).
 struct LoadedSearch {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<WordLookup> words;
-  std::unique_ptr<Searcher> searcher;
+  ModelHandlePtr handle;
+  const Model* model = nullptr;
+  const WordLookup* words = nullptr;
+  std::shared_ptr<api::SharedSearcher> shared;
+  const Searcher* searcher = nullptr;  // one thread at a time: the CLI is single-threaded
   double load_ms = 0;
 };
 
@@ -50,8 +55,10 @@ LoadedSearch load_search(const std::string& ref, const SearchFlags& f);
 Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
                   ResolvedWord* info = nullptr);
 // SearchOptions from the flags (filters built into *allow_storage).
+// spec_out, when given, receives the filter spec too (for api requests).
 SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
-                             std::optional<std::vector<uint8_t>>* allow_storage);
+                             std::optional<std::vector<uint8_t>>* allow_storage,
+                             FilterSpec* spec_out = nullptr);
 
 // --check-recall compares like with like: when the index holds only the trained rows (index
 // build's default for tables with counts), exact search is restricted to those rows too, on top

@@ -110,7 +110,8 @@ size_t Explorer::n_candidates() const {
 
 std::vector<LabelledNeighbor> Explorer::top_k(const std::vector<float>& scores,
                                               const std::vector<TokenId>& exclude,
-                                              const PreparedQuery& q, ScoreSummary* sum) const {
+                                              const PreparedQuery& q, ScoreSummary* sum,
+                                              size_t k) const {
   std::vector<Neighbor> cand;
   cand.reserve(scores.size());
   for (size_t i = 0; i < scores.size(); ++i) {
@@ -143,7 +144,7 @@ std::vector<LabelledNeighbor> Explorer::top_k(const std::vector<float>& scores,
       sum->max = *std::max_element(v.begin(), v.end());
     }
   }
-  size_t k = std::min(opt_.k, cand.size());
+  k = std::min(k, cand.size());
   std::partial_sort(cand.begin(), cand.begin() + long(k), cand.end(), neighbor_before);
   std::vector<LabelledNeighbor> out;
   const auto& vocab = model_.emb.vocab;
@@ -166,22 +167,25 @@ std::vector<LabelledNeighbor> Explorer::top_k(const std::vector<float>& scores,
 }
 
 BaselineView Explorer::baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q,
-                                uint64_t seed) const {
+                                uint64_t seed, size_t k) const {
   BaselineView b;
   b.init = init_.describe();
   b.seed = seed;
   const auto& table = model_.emb.table;
   std::vector<float> cos = random_cosines(init_, table.n_rows(), table.dim(), seed);
-  b.neighbors = top_k(cos, exclude, q, &b.scores);
+  b.neighbors = top_k(cos, exclude, q, &b.scores, k);
   for (auto& n : b.neighbors) {
     b.labels.add(n.label);
     b.top_scores.push_back(n.score);
   }
-  b.expected_top_scores = expected_top_cosines(b.scores.n, table.dim(), opt_.k);
+  b.expected_top_scores = expected_top_cosines(b.scores.n, table.dim(), k);
   return b;
 }
 
-ExploreResult Explorer::explore(std::string_view word_in) const {
+ExploreResult Explorer::explore(std::string_view word_in) const { return explore(word_in, opt_.k, opt_.seed); }
+
+ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t seed) const {
+  if (k == 0) throw Error(ErrorCode::kInvalidArgument, "explore: k must be at least 1");
   ExploreResult r;
   std::string word(word_in);
   while (!word.empty() && word.front() == ' ') word.erase(word.begin());
@@ -246,12 +250,12 @@ ExploreResult Explorer::explore(std::string_view word_in) const {
   }
   PreparedQuery pq = lab_.prepare(word);
   std::vector<float> scores = searcher_->score_all(q, Metric::kCosine);
-  r.neighbors = top_k(scores, qr.ids, pq, &r.scores);
+  r.neighbors = top_k(scores, qr.ids, pq, &r.scores, k);
   r.n_candidates = r.scores.n;
   for (auto& n : r.neighbors) r.labels.add(n.label);
   // The baseline's row streams depend on the query's row too, so different words get
   // different random neighbourhoods, as in one materialised random matrix.
-  r.baseline = baseline(qr.ids, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(qr.ids[0]) + 1)));
+  r.baseline = baseline(qr.ids, pq, seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(qr.ids[0]) + 1)), k);
   auto mean_of = [](const auto& v) {
     double s = 0;
     for (auto x : v) s += double(x);
@@ -297,9 +301,9 @@ SampleResult Explorer::sample(size_t n_words) const {
     std::vector<float> q = model_.emb.table.row(size_t(id));
     PreparedQuery pq = lab_.prepare(text);
     std::vector<TokenId> excl = {id};
-    auto nn = top_k(searcher_->score_all(q, Metric::kCosine), excl, pq, nullptr);
+    auto nn = top_k(searcher_->score_all(q, Metric::kCosine), excl, pq, nullptr, opt_.k);
     for (auto& n : nn) { s.labels.add(n.label); top += n.score; }
-    BaselineView b = baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)));
+    BaselineView b = baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)), opt_.k);
     s.baseline_labels.add(b.labels);
     for (float x : b.top_scores) btop += x;
   }

@@ -127,7 +127,7 @@ const std::vector<float>& EmbeddingTable::norms() const {
     cache_->norms.resize(n_rows_);
     // One pass over the whole table, which for GPT-2's wte is 154 MB: worth the cores.
     const size_t threads = n_rows_ * dim_ >= (size_t(1) << 20)
-                               ? std::min<size_t>(4, std::max(1u, std::thread::hardware_concurrency()))
+                               ? std::min<size_t>(4, process_threads())
                                : 1;
     std::vector<uint64_t> bad(threads, 0);
     auto pass = [&](size_t begin, size_t end, size_t t) {

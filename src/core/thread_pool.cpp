@@ -6,8 +6,19 @@
 
 namespace embedscope {
 
+namespace {
+std::atomic<size_t> g_process_threads{0};
+}
+
+size_t process_threads() {
+  size_t n = g_process_threads.load(std::memory_order_relaxed);
+  return n ? n : std::max(1u, std::thread::hardware_concurrency());
+}
+
+void set_process_threads(size_t n) { g_process_threads.store(n, std::memory_order_relaxed); }
+
 ThreadPool::ThreadPool(size_t n_threads) {
-  if (n_threads == 0) n_threads = std::max(1u, std::thread::hardware_concurrency());
+  if (n_threads == 0) n_threads = process_threads();
   n_threads_ = n_threads;
   errors_.resize(n_threads_);
   for (size_t i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });

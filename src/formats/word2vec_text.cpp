@@ -332,7 +332,7 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
     }
   };
   size_t threads = n_threads ? n_threads
-                             : (size > (size_t(1) << 20) ? std::thread::hardware_concurrency() : 1);
+                             : (size > (size_t(1) << 20) ? process_threads() : 1);
   threads = std::max<size_t>(1, std::min<size_t>(threads, (n + 255) / 256));
   std::vector<Failure> failures(threads);
   if (threads == 1) {

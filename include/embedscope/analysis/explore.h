@@ -121,6 +121,9 @@ class Explorer {
   ~Explorer();
 
   ExploreResult explore(std::string_view word) const;
+  // The same with k and the baseline seed given per call (options.k / options.seed otherwise):
+  // one Explorer serves requests that differ only in these.
+  ExploreResult explore(std::string_view word, size_t k, uint64_t seed) const;
   // N words drawn (seeded) from the 10 N most frequent whole-word rows that WordNet knows
   // (frequency: the vocabulary's counts, else row order), each explored as its own row.
   SampleResult sample(size_t n_words) const;
@@ -131,8 +134,9 @@ class Explorer {
  private:
   std::vector<LabelledNeighbor> top_k(const std::vector<float>& scores,
                                       const std::vector<TokenId>& exclude,
-                                      const PreparedQuery& q, ScoreSummary* summary) const;
-  BaselineView baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q, uint64_t seed) const;
+                                      const PreparedQuery& q, ScoreSummary* summary, size_t k) const;
+  BaselineView baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q, uint64_t seed,
+                        size_t k) const;
   const Model& model_;
   const BpeTokenizer* tok_;
   const Labeller& lab_;

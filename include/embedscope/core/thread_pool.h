@@ -3,8 +3,9 @@
 // A ThreadPool owns n-1 worker threads; the calling thread is the n-th worker. parallel_for
 // splits [0, n_items) into contiguous chunks, one per thread, so results that are merged by
 // thread index are deterministic. An exception thrown by any worker is captured and rethrown
-// in the caller after all workers finished. No global state: callers own their pool (the CLI
-// makes one per process from --threads).
+// in the caller after all workers finished. Callers own their pools; how many threads a pool
+// of "all cores" means is decided in one place, process_threads(), which front ends set once
+// from --threads (the CLI, the server, the Python module).
 //
 // Idle workers spin for about a millisecond (with the CPU's pause hint) before they sleep, and
 // so does the caller waiting for them: on virtual machines waking a halted virtual CPU through
@@ -27,9 +28,15 @@
 
 namespace embedscope {
 
+// The process-wide thread count: what n_threads == 0 means everywhere in the library (pools,
+// searchers, readers, the trainer). Defaults to std::thread::hardware_concurrency(); a front
+// end sets it once at start-up (set_process_threads(0) restores the default).
+size_t process_threads();
+void set_process_threads(size_t n);
+
 class ThreadPool {
  public:
-  // n_threads == 0 means std::thread::hardware_concurrency().
+  // n_threads == 0 means process_threads().
   explicit ThreadPool(size_t n_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

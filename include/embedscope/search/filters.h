@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "embedscope/search/word_lookup.h"
+#include "embedscope/handle/word_lookup.h"
 
 namespace embedscope {
 

@@ -1,9 +1,10 @@
-#include "embedscope/search/word_lookup.h"
+#include "embedscope/handle/word_lookup.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "embedscope/core/error.h"
+#include "embedscope/handle/model_handle.h"
 
 namespace embedscope {
 
@@ -22,32 +23,19 @@ std::string capitalised(std::string_view s) {
   return o;
 }
 
-// GPT-2's table has 50257 rows; checkpoints pad it to a multiple of 64 (50304).
-bool looks_like_gpt2(size_t n_rows) { return n_rows >= 50257 && n_rows <= 50304; }
-
 }  // namespace
 
 WordLookup::WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows)
-    : vocab_(vocab), tok_(std::move(tok)), n_rows_(n_rows) {}
-
-WordLookup::WordLookup(const Model& m) : vocab_(&m.emb.vocab) {
-  n_rows_ = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
-  if (!m.dir.empty()) tok_ = BpeTokenizer::find_in_dir(m.dir);
-  if (!tok_ && m.emb.format == FileFormat::kGguf) tok_ = BpeTokenizer::from_gguf(m.path);
-  if (!tok_ && looks_like_gpt2(m.emb.table.n_rows())) {
-    // A GPT-2-shaped matrix without tokenizer files: GPT-2's vocabulary (fetched by setup),
-    // when the file has no vocabulary or its tokens agree with GPT-2's. A missing one only
-    // means words can't be tokenized; "#id" queries and exact tokens still work.
-    try {
-      BpeTokenizer t = BpeTokenizer::gpt2_default();
-      bool agrees = true;
-      for (size_t i = 0; i < std::min<size_t>(m.emb.vocab.size(), 50257) && agrees; i += 97)
-        agrees = m.emb.vocab.token(TokenId(i)) == t.token_bytes(TokenId(i));
-      if (agrees) tok_ = std::move(t);
-    } catch (const Error&) {
-    }
-  }
+    : vocab_(vocab), owned_(std::move(tok)), n_rows_(n_rows) {
+  tok_ = owned_ ? &*owned_ : nullptr;
 }
+
+WordLookup::WordLookup(const Vocabulary* vocab, const BpeTokenizer* tok, size_t n_rows)
+    : vocab_(vocab), tok_(tok), n_rows_(n_rows) {}
+
+WordLookup::WordLookup(const Model& m)
+    : WordLookup(&m.emb.vocab, choose_tokenizer(m, "auto").tokenizer,
+                 m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows()) {}
 
 std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
   if (q.empty()) throw Error(ErrorCode::kInvalidArgument, "empty query word");

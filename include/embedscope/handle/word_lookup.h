@@ -3,8 +3,8 @@
 // Word-level models (word2vec, GloVe, fastText .vec: a Vocabulary of words, no tokenizer):
 //   the exact word, else its lower-case form, else " word" (a token vocabulary without a
 //   tokenizer).
-// Token models (a BPE tokenizer beside the weights, inside a GGUF, or GPT-2's vocabulary for a
-// GPT-2-shaped matrix without one whose vocabulary, if any, agrees with GPT-2's):
+// Token models (a tokenizer chosen by handle/model_handle.h's choose_tokenizer(): named in the
+// model's metadata, beside the weights, inside a GGUF, or GPT-2's for a GPT-2-shaped matrix):
 //   the space-prefixed single token (" computer", the row running text uses) when it exists,
 //   else the bare single token, else a single token of the word with its first letter's case
 //   flipped (" Monday" for "monday", as tokenizer/bpe.h's default_variant picks), else the
@@ -48,13 +48,18 @@ struct ResolvedWord {
 
 class WordLookup {
  public:
-  // Picks the tokenizer as described above; n_rows = model.n_search_rows (or the table's rows).
+  // Picks the tokenizer with choose_tokenizer(model, "auto"); n_rows = model.n_search_rows (or
+  // the table's rows). ModelHandle::words() is the shared instance of this.
   explicit WordLookup(const Model& model);
-  // Explicit parts: vocab may be null or empty; tok may be empty.
+  // Explicit parts: vocab may be null or empty; tok may be empty (owned) or null (borrowed: it
+  // must outlive the lookup).
   WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows);
+  WordLookup(const Vocabulary* vocab, const BpeTokenizer* tok, size_t n_rows);
+  WordLookup(const WordLookup&) = delete;
+  WordLookup& operator=(const WordLookup&) = delete;
 
-  bool has_tokenizer() const { return tok_.has_value(); }
-  const BpeTokenizer* tokenizer() const { return tok_ ? &*tok_ : nullptr; }
+  bool has_tokenizer() const { return tok_ != nullptr; }
+  const BpeTokenizer* tokenizer() const { return tok_; }
   const Vocabulary* vocab() const { return vocab_; }
   size_t n_rows() const { return n_rows_; }
 
@@ -73,7 +78,8 @@ class WordLookup {
 
  private:
   const Vocabulary* vocab_ = nullptr;
-  std::optional<BpeTokenizer> tok_;
+  std::optional<BpeTokenizer> owned_;
+  const BpeTokenizer* tok_ = nullptr;
   size_t n_rows_ = 0;
 };
 

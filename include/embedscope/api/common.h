@@ -1,0 +1,62 @@
+// api: the operations every front end offers, as library functions that take a ModelHandle and
+// a request struct and return a result, plus the one JSON serialisation of each result. The CLI's
+// --json, the HTTP server's responses and the Python module's dicts are these documents, so the
+// same request gives the same document everywhere.
+//
+// This header: JSON helpers and the shared resources the operations use.
+//
+// JSON conventions: numbers that are not finite are null (JSON has no NaN); strings that are not
+// valid UTF-8 (raw token bytes) are replaced with U+FFFD when dumped (dump_json), never thrown.
+//
+// Thread-safety: shared_searcher() and shared_labeller() build once and are safe to call from
+// many threads; a SharedSearcher runs one operation at a time (it holds a mutex) and each
+// operation uses process_threads() threads.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "embedscope/handle/model_handle.h"
+#include "embedscope/search/searcher.h"
+
+namespace embedscope {
+class Labeller;
+class WordNet;
+}  // namespace embedscope
+
+namespace embedscope::api {
+
+using json = nlohmann::json;
+
+// A JSON number, or null when v is not finite.
+json finite_or_null(double v);
+// Serialises with invalid UTF-8 replaced by U+FFFD. indent < 0: one line.
+std::string dump_json(const json& j, int indent = 2);
+
+// The handle's searcher (one per centering choice), used one call at a time.
+class SharedSearcher {
+ public:
+  SharedSearcher(const EmbeddingTable& table, bool center);
+  // Runs fn(const Searcher&) under the lock and returns its result.
+  template <class F>
+  auto with(F&& fn) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fn(searcher_);
+  }
+  // Unlocked access for members that are immutable after construction (dim, n_rows, row()).
+  const Searcher& unlocked() const { return searcher_; }
+
+ private:
+  mutable std::mutex mu_;
+  Searcher searcher_;
+};
+
+std::shared_ptr<SharedSearcher> shared_searcher(const ModelHandle& h, bool center = false);
+
+// WordNet and the labeller: one per process (they do not depend on the model), opened on first
+// use. Error(kNotFound) naming scripts/setup.sh when WordNet is not installed.
+const Labeller& shared_labeller();
+
+}  // namespace embedscope::api

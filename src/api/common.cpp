@@ -1,0 +1,41 @@
+#include "embedscope/api/common.h"
+
+#include <cmath>
+
+#include "embedscope/analysis/labeller.h"
+#include "embedscope/analysis/wordnet.h"
+
+namespace embedscope::api {
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string dump_json(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+SharedSearcher::SharedSearcher(const EmbeddingTable& table, bool center)
+    : searcher_(table, SearcherOptions{.n_threads = 0, .center = center}) {}
+
+std::shared_ptr<SharedSearcher> shared_searcher(const ModelHandle& h, bool center) {
+  return h.resource<SharedSearcher>(center ? "searcher:centered" : "searcher", [&] {
+    return std::make_shared<SharedSearcher>(h.table(), center);
+  });
+}
+
+namespace {
+struct LabellerHolder {
+  WordNet wn;
+  Labeller lab;
+  LabellerHolder() : wn(WordNet::open()), lab(wn) {}
+};
+}  // namespace
+
+const Labeller& shared_labeller() {
+  static std::mutex mu;
+  static std::unique_ptr<LabellerHolder> holder;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!holder) holder = std::make_unique<LabellerHolder>();  // a failed open is retried
+  return holder->lab;
+}
+
+}  // namespace embedscope::api

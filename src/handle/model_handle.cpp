@@ -1,0 +1,150 @@
+#include "embedscope/handle/model_handle.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "embedscope/core/error.h"
+#include "embedscope/train/default_model.h"
+
+namespace embedscope {
+
+namespace {
+
+// GPT-2's table has 50257 rows; checkpoints pad it to a multiple of 64 (50304).
+bool looks_like_gpt2(size_t n_rows) { return n_rows >= 50257 && n_rows <= 50304; }
+
+BpeTokenizer tokenizer_from_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    if (auto t = BpeTokenizer::find_in_dir(path)) return std::move(*t);
+    throw Error(ErrorCode::kNotFound, path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
+  }
+  if (!std::filesystem::exists(path, ec))
+    throw Error(ErrorCode::kInvalidArgument,
+                "--tokenizer '" + path + "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
+  return BpeTokenizer::from_tokenizer_json(path);
+}
+
+}  // namespace
+
+TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
+  TokenizerChoice c;
+  if (choice == "none") return c;
+  if (choice == "gpt2") {
+    c.tokenizer = BpeTokenizer::gpt2_default();
+    c.source = "flag";
+    return c;
+  }
+  if (choice != "auto") {
+    c.tokenizer = tokenizer_from_path(std::string(choice));
+    c.source = "flag";
+    return c;
+  }
+  if (auto it = m.emb.metadata.find("embedscope.tokenizer"); it != m.emb.metadata.end() && it->second == "gpt2") {
+    c.tokenizer = BpeTokenizer::gpt2_default();
+    c.source = "metadata";
+    return c;
+  }
+  if (!m.dir.empty())
+    if (auto t = BpeTokenizer::find_in_dir(m.dir)) {
+      c.tokenizer = std::move(t);
+      c.source = "folder";
+      return c;
+    }
+  if (m.emb.format == FileFormat::kGguf) {
+    c.tokenizer = BpeTokenizer::from_gguf(m.path);
+    c.source = "gguf";
+    return c;
+  }
+  if (looks_like_gpt2(m.emb.table.n_rows())) {
+    // A GPT-2-shaped matrix without tokenizer files: GPT-2's vocabulary (fetched by setup),
+    // when the file has no vocabulary or its tokens agree with GPT-2's. A missing one only
+    // means words can't be tokenized; "#id" queries and exact tokens still work.
+    try {
+      BpeTokenizer t = BpeTokenizer::gpt2_default();
+      bool agrees = true;
+      for (size_t i = 0; i < std::min<size_t>(m.emb.vocab.size(), 50257) && agrees; i += 97)
+        agrees = m.emb.vocab.token(TokenId(i)) == t.token_bytes(TokenId(i));
+      if (agrees) {
+        c.tokenizer = std::move(t);
+        c.source = "gpt2-shape";
+      }
+    } catch (const Error&) {
+    }
+  }
+  return c;
+}
+
+ModelHandle::ModelHandle(Model model, HandleOptions options, bool is_default)
+    : model_(std::move(model)), options_(std::move(options)), is_default_(is_default) {
+  const std::string& t = options_.tokenizer;
+  if (t != "auto" && t != "none" && t != "gpt2") {
+    struct stat st;
+    if (::stat(t.c_str(), &st) != 0)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--tokenizer '" + t + "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
+  }
+}
+
+std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref, const HandleOptions& options) {
+  if (!ref.empty()) return from_model(load_model(ref, options.model), options, false);
+  std::string path = ensure_default_model(options.progress);
+  Model m = load_model(path, options.model);
+  m.ref = "default";
+  return from_model(std::move(m), options, true);
+}
+
+std::shared_ptr<ModelHandle> ModelHandle::from_model(Model model, const HandleOptions& options, bool is_default) {
+  return std::shared_ptr<ModelHandle>(new ModelHandle(std::move(model), options, is_default));
+}
+
+size_t ModelHandle::n_search_rows() const {
+  return model_.n_search_rows ? std::min(model_.n_search_rows, table().n_rows()) : table().n_rows();
+}
+
+void ModelHandle::load_tokenizer() const {
+  std::call_once(tok_once_, [this] {
+    tok_ = choose_tokenizer(model_, options_.tokenizer);
+    tok_loaded_.store(true, std::memory_order_release);
+  });
+}
+
+const BpeTokenizer* ModelHandle::tokenizer() const {
+  load_tokenizer();
+  return tok_.tokenizer ? &*tok_.tokenizer : nullptr;
+}
+
+const std::string& ModelHandle::tokenizer_source() const {
+  load_tokenizer();
+  return tok_.source;
+}
+
+bool ModelHandle::tokenizer_loaded() const { return tok_loaded_.load(std::memory_order_acquire); }
+
+const WordLookup& ModelHandle::words() const {
+  std::call_once(words_once_, [this] {
+    load_tokenizer();
+    // WordLookup keeps its own copy of the tokenizer (BpeTokenizer shares its tables).
+    words_ = std::make_unique<WordLookup>(&model_.emb.vocab, tok_.tokenizer, n_search_rows());
+  });
+  return *words_;
+}
+
+std::shared_ptr<void> ModelHandle::resource_any(const std::string& key,
+                                                const std::function<std::shared_ptr<void>()>& build) const {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    auto& s = slots_[key];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  // One build per key: other keys are built concurrently; a failed build leaves the slot empty.
+  std::lock_guard<std::mutex> lock(slot->mu);
+  if (!slot->value) slot->value = build();
+  return slot->value;
+}
+
+}  // namespace embedscope
