@@ -5,8 +5,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "embedscope/analysis/evaluate.h"
-#include "embedscope/tokenizer/bpe.h"
+#include "embedscope/api/eval.h"
+#include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
 namespace {
@@ -17,29 +17,17 @@ struct Opts {
   bool case_sensitive = false, json = false;
 };
 
-std::optional<BpeTokenizer> tokenizer_for(const Model& m, const Opts& o) {
-  if (o.tokenizer == "none") return std::nullopt;
-  if (o.tokenizer == "gpt2") return BpeTokenizer::gpt2_default();
-  if (!m.dir.empty())
-    if (auto t = BpeTokenizer::find_in_dir(m.dir)) return t;
-  if (o.model.empty()) return BpeTokenizer::gpt2_default();
-  return std::nullopt;
-}
-
 int run(Opts o) {
   o.e.case_insensitive = !o.case_sensitive;
-  Model m = load_model_ref(o.model);
-  auto tok = tokenizer_for(m, o);
-  const BpeTokenizer* t = tok ? &*tok : nullptr;
+  if (o.e.n_threads == 0) o.e.n_threads = process_threads();
+  HandleOptions ho;
+  ho.tokenizer = o.tokenizer;
+  ModelHandlePtr h = open_handle(o.model, ho);
   if (o.kind == "analogy") {
-    AnalogyResult r = evaluate_analogies(m.emb, t, o.file, o.e);
+    AnalogyResult r = api::eval_analogies(*h, o.file, o.e);
+    if (auto w = api::oov_warning(*h, r.oov_ratio); !w.empty()) std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (o.json) {
-      json secs = json::array();
-      for (auto& s : r.sections)
-        secs.push_back({{"section", s.name}, {"correct", s.correct}, {"incorrect", s.incorrect},
-                        {"accuracy", s.correct + s.incorrect ? json(double(s.correct) / double(s.correct + s.incorrect)) : json(nullptr)}});
-      print_json({{"model", m.ref}, {"file", o.file}, {"score", r.score}, {"questions", r.n_questions},
-                  {"oov", r.n_oov}, {"oov_ratio", r.oov_ratio}, {"composed", r.n_composed}, {"sections", secs}});
+      print_json(api::to_json(*h, o.file, r));
       return kExitOk;
     }
     for (auto& s : r.sections) {
@@ -51,11 +39,10 @@ int run(Opts o) {
                 r.n_composed ? (", multi-token words composed: " + std::to_string(r.n_composed)).c_str() : "");
     return kExitOk;
   }
-  PairsResult r = evaluate_word_pairs(m.emb, t, o.file, o.e);
+  PairsResult r = api::eval_pairs(*h, o.file, o.e);
+  if (auto w = api::oov_warning(*h, r.oov_ratio); !w.empty()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (o.json) {
-    print_json({{"model", m.ref}, {"file", o.file}, {"pearson", finite_or_null(r.pearson)},
-                {"spearman", finite_or_null(r.spearman)}, {"pairs", r.n_pairs}, {"oov", r.n_oov},
-                {"oov_ratio", r.oov_ratio}, {"composed", r.n_composed}});
+    print_json(api::to_json(*h, o.file, r));
     return kExitOk;
   }
   std::printf("Spearman %.4f  Pearson %.4f  pairs %zu  out of vocabulary %zu (%.1f%%)%s\n", r.spearman, r.pearson,
@@ -74,9 +61,9 @@ Command reg(
       app.add_option("--restrict", o->e.restrict_vocab, "only the N most frequent rows (gensim restrict_vocab)")->capture_default_str();
       app.add_flag("--case-sensitive", o->case_sensitive, "do not upper-case words (gensim case_insensitive=False)");
       app.add_flag("--dummy4unknown", o->e.dummy4unknown, "count OOV questions as wrong / pairs as 0 (gensim)");
-      app.add_option("--tokenizer", o->tokenizer, "auto, gpt2 or none (token models: words are encoded, multi-token words composed)")
+      app.add_option("--tokenizer", o->tokenizer, "auto (the model's recorded or bundled tokenizer), gpt2, none, or a tokenizer.json / folder (token models: words are encoded, multi-token words composed)")
           ->capture_default_str();
-      app.add_option("--threads", o->e.n_threads, "search threads")->capture_default_str();
+      app.add_option("--threads", o->e.n_threads, "search threads (default: all cores)");
       app.add_flag("--json", o->json, "machine-readable output");
       app.footer("Examples:\n  embedscope eval analogy questions-words.txt --model vectors.bin\n"
                  "  embedscope eval similarity wordsim353.tsv --model vectors.bin --json");

@@ -36,7 +36,15 @@ std::vector<TokenId> parse_ids(const std::string& s, size_t n_rows) {
   return ids;
 }
 
-int run_lookup(const LookupOpts& o) {
+int run_lookup(const LookupOpts& oin) {
+  LookupOpts o = oin;
+  // With --model every positional is the word: `lookup --model FILE war`.
+  if (!o.model.empty() && !o.file.empty()) {
+    if (!o.word.empty())
+      throw Error(ErrorCode::kInvalidArgument, "give the model once: either FILE or --model, then WORD");
+    o.word = o.file;
+    o.file.clear();
+  }
   std::string ref = !o.model.empty() ? o.model : o.file;
   Model m = load_model_ref(ref);
   const auto& t = m.emb.table;

@@ -54,12 +54,7 @@ int run_train(const TrainOpts& a) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--format " + a.format + ": expected safetensors, word2vec or word2vec-bin");
   } else {
-    fmt = std::filesystem::path(a.out).extension() == ".safetensors" ? FileFormat::kSafetensors
-          : std::filesystem::path(a.out).extension() == ".bin"       ? FileFormat::kWord2VecBinary
-          : std::filesystem::path(a.out).extension() == ".txt" ||
-                  std::filesystem::path(a.out).extension() == ".vec"
-              ? FileFormat::kWord2VecText
-              : FileFormat::kSafetensors;
+    fmt = output_format_for_path(a.out);
   }
   o.dim = a.dim;
   o.window = a.window;

@@ -31,7 +31,6 @@ int exit_code_for(ErrorCode c) {
 
 const char* hint_for(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kNotFound: return "check the path, or run `embedscope info --help` for accepted model references";
     case ErrorCode::kCorrupt: return "the file is damaged or not in the format it appears to be; `embedscope info FILE` shows what was detected";
     case ErrorCode::kUnsupported: return "see docs/formats.md for what each reader supports";
     default: return nullptr;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <locale.h>
+#include <wctype.h>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -19,11 +21,87 @@ namespace embedscope {
 
 namespace {
 
-std::string upper(std::string s) {
-  for (char& c : s)
-    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-  return s;
+// Python's str.upper(): each code point's full upper-case mapping. glibc's C.UTF-8 locale holds
+// the simple mappings (é -> É); SpecialCasing.txt's unconditional one-to-many mappings that
+// towupper cannot express (ß -> SS, the Latin ligatures) are spelled out here. Bytes that are not
+// valid UTF-8 pass through unchanged.
+locale_t utf8_locale() {
+  static locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t(0));
+  return loc;
 }
+
+void put_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) out += char(c);
+  else if (c < 0x800) { out += char(0xC0 | (c >> 6)); out += char(0x80 | (c & 0x3F)); }
+  else if (c < 0x10000) {
+    out += char(0xE0 | (c >> 12)); out += char(0x80 | ((c >> 6) & 0x3F)); out += char(0x80 | (c & 0x3F));
+  } else {
+    out += char(0xF0 | (c >> 18)); out += char(0x80 | ((c >> 12) & 0x3F));
+    out += char(0x80 | ((c >> 6) & 0x3F)); out += char(0x80 | (c & 0x3F));
+  }
+}
+
+const char* special_upper(char32_t c) {
+  switch (c) {
+    case 0x00DF: return "SS";             // ß
+    case 0x0149: return "\u02BCN";       // ŉ
+    case 0x01F0: return "J\u030C";       // ǰ
+    case 0x0390: return "\u0399\u0308\u0301";
+    case 0x03B0: return "\u03A5\u0308\u0301";
+    case 0x0587: return "\u0535\u0552";
+    case 0x1E96: return "H\u0331";
+    case 0x1E97: return "T\u0308";
+    case 0x1E98: return "W\u030A";
+    case 0x1E99: return "Y\u030A";
+    case 0x1E9A: return "A\u02BE";
+    case 0xFB00: return "FF";
+    case 0xFB01: return "FI";
+    case 0xFB02: return "FL";
+    case 0xFB03: return "FFI";
+    case 0xFB04: return "FFL";
+    case 0xFB05: return "ST";
+    case 0xFB06: return "ST";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string unicode_upper(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  locale_t loc = utf8_locale();
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      out += (b >= 'a' && b <= 'z') ? char(b - 'a' + 'A') : char(b);
+      ++i;
+      continue;
+    }
+    size_t len = (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+    char32_t c = len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+    bool ok = len != 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      unsigned char cb = static_cast<unsigned char>(s[i + k]);
+      ok = (cb & 0xC0) == 0x80;
+      c = (c << 6) | (cb & 0x3F);
+    }
+    if (!ok) {  // not UTF-8: keep the byte
+      out += s[i];
+      ++i;
+      continue;
+    }
+    if (const char* sp = special_upper(c)) out += sp;
+    else put_utf8(out, loc ? char32_t(towupper_l(wint_t(c), loc)) : c);
+    i += len;
+  }
+  return out;
+}
+
+namespace {
+
+std::string upper(std::string_view s) { return unicode_upper(s); }
 
 std::vector<std::string> split_ws(std::string_view line) {
   std::vector<std::string> out;
@@ -186,6 +264,14 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
     else ++section->incorrect;
   }
   if (section) res.sections.push_back(*section);
+  if (res.n_questions == 0)
+    throw Error(ErrorCode::kInvalidArgument,
+                path + ": no analogy question found (" + std::to_string(line_no) +
+                    " lines read; expected ': section' headers and lines of 4 words 'a b c d')");
+  if (res.n_oov == res.n_questions && !o.dummy4unknown)
+    throw Error(ErrorCode::kInvalidArgument,
+                path + ": every question (" + std::to_string(res.n_questions) +
+                    ") has a word out of the model's vocabulary; nothing was evaluated");
   AnalogySection total{"Total accuracy", 0, 0};
   for (auto& sec : res.sections) {
     total.correct += sec.correct;
@@ -216,7 +302,9 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
     }
     return v;
   };
+  size_t n_lines = 0, n_pair_lines = 0;
   for (std::string_view line : lines_of(text)) {
+    ++n_lines;
     if (line.empty() || line.starts_with("#")) continue;
     std::vector<std::string> f;
     size_t p = 0;
@@ -233,6 +321,7 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
     char* end = nullptr;
     double sim = std::strtod(num.c_str(), &end);
     if (num.empty() || end != num.c_str() + num.size()) continue;
+    ++n_pair_lines;
     if (o.case_insensitive) { f[0] = upper(f[0]); f[1] = upper(f[1]); }
     auto a = rows.find(f[0], &res.n_composed), b = rows.find(f[1], &res.n_composed);
     if (!a || !b) {
@@ -250,6 +339,10 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
     gold.push_back(sim);
     model.push_back(na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0);
   }
+  if (n_pair_lines == 0)
+    throw Error(ErrorCode::kInvalidArgument,
+                path + ": no line in the expected format WORD<TAB>WORD<TAB>SCORE (" + std::to_string(n_lines) +
+                    " lines read; '#' lines are comments)");
   if (gold.empty())
     throw Error(ErrorCode::kInvalidArgument, path + ": no word pair has both words in the vocabulary (" +
                                                  std::to_string(res.n_oov) + " pairs out of vocabulary)");

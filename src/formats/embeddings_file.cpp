@@ -2,6 +2,7 @@
 #include "embedscope/formats/embeddings_file.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
@@ -138,7 +139,23 @@ FileFormat detect_format(const std::string& path) {
   return format_from_extension(path);
 }
 
+FileFormat output_format_for_path(const std::string& path) {
+  std::string p = lower(path);
+  if (ends_with(p, ".safetensors")) return FileFormat::kSafetensors;
+  if (ends_with(p, ".npy")) return FileFormat::kNpy;
+  if (ends_with(p, ".bin")) return FileFormat::kWord2VecBinary;
+  if (ends_with(p, ".txt") || ends_with(p, ".vec")) return FileFormat::kWord2VecText;
+  throw Error(ErrorCode::kInvalidArgument,
+              path + ": cannot tell the output format from the file name (use .safetensors, .npy, "
+                     ".bin for word2vec binary, .txt or .vec for word2vec text, or name the format)");
+}
+
 LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& options) {
+  {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size == 0) throw Error(ErrorCode::kCorrupt, path + ": the file is empty (0 bytes)");
+  }
   FileFormat f = options.format != FileFormat::kUnknown ? options.format : detect_format(path);
   LoadedEmbeddings e;
   switch (f) {
@@ -168,8 +185,8 @@ LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& opt
       fasttext_bin_check(path);
       throw Error(ErrorCode::kUnsupported,
                   path + ": unrecognised embedding file format (expected safetensors, npy, "
-                         "word2vec text/binary, GloVe or fastText .vec); pass the format "
-                         "explicitly if the content is right");
+                         "word2vec text/binary, GloVe or fastText .vec; `embedscope info` shows "
+                         "what each reader expects)");
   }
   // The word2vec readers log their own warnings; ours leave it to this entry point so that
   // SafetensorsFile / load_npy_bytes stay silent for callers that handle warnings themselves.
@@ -181,13 +198,7 @@ LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& opt
 void save_embeddings(const std::string& path, const EmbeddingTable& table, const Vocabulary* vocab,
                      const SaveOptions& options) {
   FileFormat f = options.format;
-  if (f == FileFormat::kUnknown) {
-    std::string p = lower(path);
-    f = ends_with(p, ".safetensors") ? FileFormat::kSafetensors
-        : ends_with(p, ".npy")       ? FileFormat::kNpy
-        : ends_with(p, ".bin")       ? FileFormat::kWord2VecBinary
-                                     : FileFormat::kWord2VecText;
-  }
+  if (f == FileFormat::kUnknown) f = output_format_for_path(path);
   auto need_vocab = [&]() -> const Vocabulary& {
     if (!vocab || vocab->size() != table.n_rows())
       throw Error(ErrorCode::kInvalidArgument,

@@ -474,7 +474,7 @@ Model load_model(const std::string& ref, const ModelOptions& options) {
     }
     m = load_folder(*snap, options);
   } else {
-    throw Error(ErrorCode::kNotFound, ref + ": no such file or folder (and not a Hugging Face hub id)");
+    throw Error(ErrorCode::kNotFound, ref + ": no such file or folder (and not a Hugging Face hub id); run `embedscope info --help` for accepted model references");
   }
   m.ref = ref;
   return m;

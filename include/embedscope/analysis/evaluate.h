@@ -4,7 +4,8 @@
 //
 // Analogies (questions-words format: ": section" lines, then "a b c expected"):
 //  - only the first `restrict_vocab` rows are candidates and valid words;
-//  - case-insensitive (default): words are upper-cased (ASCII) and a word maps to the first
+//  - case-insensitive (default): words are upper-cased (full Unicode, as Python's str.upper():
+//    café -> CAFÉ, straße -> STRASSE) and a word maps to the first
 //    (most frequent) row that upper-cases to it;
 //  - a line that does not split into exactly 4 words is skipped; a question with a word outside
 //    the restricted vocabulary counts as OOV (incorrect instead when dummy4unknown);
@@ -41,7 +42,7 @@ struct EvalOptions {
   size_t restrict_vocab = 300000;
   bool case_insensitive = true;
   bool dummy4unknown = false;
-  size_t n_threads = 1;
+  size_t n_threads = 0;  // 0: process_threads()
 };
 
 struct AnalogySection {
@@ -70,5 +71,8 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
 // Correlations (exposed for tests): Pearson r; Spearman rho with average ranks for ties.
 double pearson_r(const std::vector<double>& x, const std::vector<double>& y);
 double spearman_rho(const std::vector<double>& x, const std::vector<double>& y);
+
+// Python's str.upper() on UTF-8 text (full case mapping, ß -> SS); invalid bytes kept as they are.
+std::string unicode_upper(std::string_view s);
 
 }  // namespace embedscope

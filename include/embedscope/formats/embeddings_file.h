@@ -59,8 +59,7 @@ struct LoadedEmbeddings {
 LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& options = {});
 
 struct SaveOptions {
-  FileFormat format = FileFormat::kUnknown;  // kUnknown: from the extension (.safetensors,
-                                             // .npy, .bin -> word2vec-bin, else word2vec text)
+  FileFormat format = FileFormat::kUnknown;  // kUnknown: output_format_for_path()
   std::string tensor = "embeddings";         // safetensors tensor name
   std::map<std::string, std::string> metadata;  // safetensors __metadata__ extras
 };
@@ -72,6 +71,10 @@ struct SaveOptions {
 //   tensor "embedscope.vocab.counts"    I64 [n_rows]       optional per-row counts
 //   __metadata__ "embedscope.version" = "1" plus SaveOptions::metadata
 // Token bytes are stored exactly (they need not be UTF-8, which JSON metadata would require).
+
+// The output format a file name asks for: .safetensors, .npy, .bin (word2vec binary), .txt or
+// .vec (word2vec text); Error(kInvalidArgument) for any other name (never a silent default).
+FileFormat output_format_for_path(const std::string& path);
 
 // Writes atomically (temp file + fsync + rename). word2vec formats need a vocabulary of
 // n_rows entries (Error(kInvalidArgument) otherwise); npy drops the vocabulary; safetensors
