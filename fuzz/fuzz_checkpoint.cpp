@@ -1,5 +1,5 @@
 // libFuzzer target for the word2vec checkpoint reader (what `train --resume` loads: one file,
-// embedscope/train/w2v_checkpoint.h). Invariants (reliability.md 6.0): only embedscope::Error
+// embedscope/train/w2v_checkpoint.h). Invariants (docs/reliability.md 6.0): only embedscope::Error
 // escapes; an accepted checkpoint describes arrays that lie inside the input and fill it.
 //
 // Each input is tried twice: as given, and with its checksum recomputed, so that mutations get

@@ -1,6 +1,6 @@
 // libFuzzer target for the GGUF reader (GgufFile::from_bytes + load_matrix of every 2-D tensor
-// + every metadata array). Invariants (reliability.md 6.0): only embedscope::Error escapes; an
-// accepted tensor's bytes lie inside the input; a loaded table is fully readable.
+// + every metadata array). Invariants (docs/reliability.md 6.0): only embedscope::Error escapes;
+// an accepted tensor's bytes lie inside the input; a loaded table is fully readable.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

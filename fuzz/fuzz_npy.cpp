@@ -1,6 +1,6 @@
-// libFuzzer target for the .npy reader (load_npy_bytes). Invariants (reliability.md 6.0): only
-// embedscope::Error escapes; an accepted file's table is fully readable and, when it is a view,
-// lies inside the input.
+// libFuzzer target for the .npy reader (load_npy_bytes). Invariants (docs/reliability.md 6.0):
+// only embedscope::Error escapes; an accepted file's table is fully readable and, when it is a
+// view, lies inside the input.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -1,6 +1,6 @@
 // libFuzzer target for PyTorch zip checkpoints (zip directory + restricted unpickler + tensor
-// bounds). Invariants (reliability.md 6.0): only embedscope::Error escapes; nothing is executed;
-// every accepted tensor's matrix loads and is readable.
+// bounds). Invariants (docs/reliability.md 6.0): only embedscope::Error escapes; nothing is
+// executed; every accepted tensor's matrix loads and is readable.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

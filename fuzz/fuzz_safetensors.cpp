@@ -1,5 +1,5 @@
 // libFuzzer target for the safetensors reader (SafetensorsFile::parse, load_matrix).
-// Invariants checked on every input (reliability.md 6.0): only embedscope::Error escapes the
+// Invariants checked on every input (docs/reliability.md 6.0): only embedscope::Error escapes the
 // reader; an accepted file's tensors lie inside the input and tile the data section; a loaded
 // matrix can be read in full (norms touch every element).
 #include <cstdint>

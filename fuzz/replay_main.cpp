@@ -7,7 +7,7 @@
 // bytes (truncations are the commonest corruption), each file with one byte flipped at every
 // offset below 512, and a few fixed inputs (empty, 1 KB of 0x00 / 0xff / pseudo-random bytes).
 //
-// Memory bound (reliability.md 6.0 G1, issue 2 "a 1 KB file never makes the process allocate
+// Memory bound (docs/reliability.md 6.0 G1, issue 2 "a 1 KB file never makes the process allocate
 // more than a few MB"): operator new is replaced to track live heap bytes; the peak above the
 // live bytes before each input must stay under kFixedBudget + kPerInputByte x input size.
 // Exit status: 0 when every input ran within budget, 1 otherwise (a crash or an escaped

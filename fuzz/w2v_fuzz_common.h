@@ -1,6 +1,6 @@
 // Shared body of the word2vec fuzz targets (text and binary readers differ only in the loader).
 // The readers take a path (they mmap the file), so each input is written to an anonymous
-// memfd and opened through /proc/self/fd. Invariants (reliability.md 6.0): only
+// memfd and opened through /proc/self/fd. Invariants (docs/reliability.md 6.0): only
 // embedscope::Error escapes; an accepted file gives a table whose rows, words and norms are
 // all readable, with one word per row and only finite values.
 #pragma once

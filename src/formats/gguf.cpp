@@ -1,5 +1,5 @@
 // GGUF reader: validation follows ggml/src/gguf.cpp (gguf_init_from_file_impl), checking every
-// length against the bytes that remain before allocating (reliability.md 6.2).
+// length against the bytes that remain before allocating (docs/reliability.md 6.2).
 #include "embedscope/formats/gguf.h"
 
 #include <algorithm>

@@ -446,7 +446,7 @@ BpeTokenizer BpeTokenizer::from_buffers(std::string_view vtext, std::string_view
   }
   parts.tokens = tokens_from_entries(vocab_json, "vocab", entries, {});
   // merges.txt: optional "#version" first line, then "left right" per line; blank lines and
-  // CRLF are accepted (reliability.md T2).
+  // CRLF are accepted (docs/reliability.md T2).
   parts.merges_where = "line";
   parts.merges.reserve(mtext.size() / 8);
   size_t line_no = 0;

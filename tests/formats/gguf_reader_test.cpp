@@ -1,4 +1,4 @@
-// GGUF bad-input suite: reliability.md 6.2, cases U1-U19 each rejected with its own test
+// GGUF bad-input suite: docs/reliability.md 6.2, cases U1-U19 each rejected with its own test
 // (error code and key message content), U11/U20 acceptance cases. Files are built byte by byte
 // here because each case needs one precise defect.
 #include <gtest/gtest.h>

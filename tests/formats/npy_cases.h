@@ -1,4 +1,4 @@
-// The handcrafted .npy files of reliability.md 6.4, shared by the bad-input tests
+// The handcrafted .npy files of docs/reliability.md 6.4, shared by the bad-input tests
 // (tests/formats/npy_reader_test.cpp, one TEST per case) and the fuzz seed-corpus generator
 // (fuzz/corpus_npy.cpp). Files that numpy itself writes are made by numpy in npy_numpy_test.cpp.
 #pragma once

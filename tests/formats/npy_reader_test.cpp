@@ -1,4 +1,4 @@
-// .npy reader: the bad-file suite of reliability.md 6.4 (one TEST per case, files from
+// .npy reader: the bad-file suite of docs/reliability.md 6.4 (one TEST per case, files from
 // npy_cases.h) and the handcrafted accepted cases. Files numpy writes: npy_numpy_test.cpp.
 #include <gtest/gtest.h>
 

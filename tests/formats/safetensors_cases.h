@@ -1,4 +1,4 @@
-// The handcrafted safetensors files of reliability.md 6.1, shared by the bad-input tests
+// The handcrafted safetensors files of docs/reliability.md 6.1, shared by the bad-input tests
 // (tests/formats/safetensors_reader_test.cpp, one TEST per case) and the fuzz seed-corpus
 // generator (fuzz/corpus_safetensors.cpp). Each file is built here from its bytes, at run time.
 #pragma once

@@ -1,4 +1,4 @@
-// safetensors reader: the bad-file suite of reliability.md 6.1 (one TEST per case, files from
+// safetensors reader: the bad-file suite of docs/reliability.md 6.1 (one TEST per case, files from
 // safetensors_cases.h), the accepted edge cases, matrix loading and the vocabulary layout.
 #include <gtest/gtest.h>
 

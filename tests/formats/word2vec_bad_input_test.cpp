@@ -1,4 +1,4 @@
-// reliability.md 6.3, the rejected cases W1-W17: one test per bad input, each asserting the
+// docs/reliability.md 6.3, the rejected cases W1-W17: one test per bad input, each asserting the
 // error code and that the message names the file, the line or byte offset, and the value /
 // limit. (Accepted cases of the same table live in word2vec_text_test.cpp.)
 #include <gtest/gtest.h>

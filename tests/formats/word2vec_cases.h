@@ -1,5 +1,5 @@
 // Seed inputs for the word2vec fuzz targets (fuzz/corpus_w2v_{text,bin}.cpp): the inputs of
-// the bad-input suite (word2vec_bad_input_test.cpp, reliability.md W1-W17) and of the
+// the bad-input suite (word2vec_bad_input_test.cpp, docs/reliability.md W1-W17) and of the
 // accepted cases, small enough for the replay's byte flips and truncations to explore.
 #pragma once
 

@@ -1,4 +1,4 @@
-// word2vec / GloVe / fastText readers: the accepted cases of reliability.md 6.3 (W2 fallback,
+// word2vec / GloVe / fastText readers: the accepted cases of docs/reliability.md 6.3 (W2 fallback,
 // W7, W9, W10, W11 policy, W12 default, W13, W15, W16, W17), our own round trips and the
 // content sniffers. Files written by the real tools are compared in word2vec_tools_test.cpp.
 #include <gtest/gtest.h>

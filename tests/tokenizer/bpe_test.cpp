@@ -1,4 +1,4 @@
-// BpeTokenizer: loading and validation (reliability.md T1-T7), encode / decode, display,
+// BpeTokenizer: loading and validation (docs/reliability.md T1-T7), encode / decode, display,
 // word variants, bad input (T8-T14), and the fast paths against their slow twins.
 #include "embedscope/tokenizer/bpe.h"
 

@@ -1,4 +1,4 @@
-// Parity with the reference tokenizers, run at test time under node (reliability.md T15):
+// Parity with the reference tokenizers, run at test time under node (docs/reliability.md T15):
 // gpt-3-encoder (OpenAI's encoder.py ported to JS) and @dqbd/tiktoken (tiktoken's Rust core as
 // WASM, "gpt2"), on every line of the Brown corpus and on 100,000 random strings; and the
 // hand-written pre-tokenizers against PCRE2 running the same patterns.

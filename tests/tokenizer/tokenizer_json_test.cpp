@@ -1,7 +1,7 @@
 // Hugging Face tokenizer.json loading: parity with vocab.json + merges.txt on the real GPT-2
 // vocabulary, merges as strings and as pairs, Split patterns, and the bad-file cases
-// (reliability.md T5-T7). Files are written by Python's json module following the layout of the
-// tokenizers library (GPT-2's tokenizer.json on the Hub has exactly this shape).
+// (docs/reliability.md T5-T7). Files are written by Python's json module following the layout of
+// the tokenizers library (GPT-2's tokenizer.json on the Hub has exactly this shape).
 #include <gtest/gtest.h>
 
 #include "embedscope/core/error.h"

@@ -342,7 +342,7 @@ TEST(Word2VecTraining, RowStatsCountUpdatesAndDrift) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bad input (reliability.md 6.6 C1-C3).
+// Bad input (docs/reliability.md 6.6 C1-C3).
 
 TEST(Word2VecBadInput, EmptyCorpusIsAnError) {
   test::TempDir d;

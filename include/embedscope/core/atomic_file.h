@@ -2,8 +2,8 @@
 // the destination, fsync the folder.
 //
 // After a crash at any moment the destination holds either its old complete content or the
-// new complete content, never a mix (reliability.md C4-C6, C9, C12). The temp file lives in the
-// destination's folder so rename() never crosses filesystems (EXDEV). On any failure (ENOSPC,
+// new complete content, never a mix (docs/reliability.md C4-C6, C9, C12). The temp file lives in
+// the destination's folder so rename() never crosses filesystems (EXDEV). On any failure (ENOSPC,
 // read-only folder) the temp file is removed, the destination is untouched, and Error(kIo) names
 // the path and the system error. Never opens the destination with O_TRUNC, so a reader that has
 // the old file mmapped keeps a valid view.

@@ -2,7 +2,7 @@
 //
 // The size is taken from fstat() at open time and never re-read. If another process truncates
 // the file while it is mapped, touching the lost pages raises SIGBUS: that is the documented
-// cost of zero-copy loading (reliability.md W17). Writers in this project never truncate in
+// cost of zero-copy loading (docs/reliability.md W17). Writers in this project never truncate in
 // place (they write a temp file and rename), so our own outputs cannot cause it.
 //
 // Empty files map to a null pointer with size 0.

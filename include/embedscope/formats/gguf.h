@@ -11,7 +11,7 @@
 //           ne[0] is the fastest-varying (row length); offset is relative to the data section
 //   padding to `general.alignment` (u32, default 32) | data section
 //
-// Invariants established by open() (reliability.md 6.2, U1-U20): every length was checked
+// Invariants established by open() (docs/reliability.md 6.2, U1-U20): every length was checked
 // against the bytes that remain before anything was allocated; keys are non-empty printable
 // ASCII and unique; tensor names are < 64 bytes and unique; n_dims <= 4; every ne < 2^63 and
 // the element count and byte size do not overflow; ne[0] is a multiple of the type's block size;

@@ -10,7 +10,7 @@
 //              {'descr': '<f4', 'fortran_order': False, 'shape': (50257, 768), }
 //   then     the array data, numel x itemsize bytes, nothing after it.
 //
-// What we accept and why (docs/formats.md, reliability.md 6.4 N1-N10):
+// What we accept and why (docs/formats.md, docs/reliability.md 6.4 N1-N10):
 //   - descr '<f4' and '<f2' (kept as F32 / F16), '<f8' (converted to F32); '>' big-endian is
 //     byte-swapped, '=' is native (little-endian). Any other dtype, object arrays ('|O', which
 //     need pickle) and structured dtypes throw Error(kUnsupported).

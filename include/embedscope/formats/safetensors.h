@@ -10,7 +10,7 @@
 //   [8 + N, EOF)  data section: tensors packed back to back, no gaps, no overlap, no alignment
 //                 requirement; offsets are relative to the start of the data section.
 //
-// What open() enforces (reliability.md 6.1, S1-S28, in the reference reader's order):
+// What open() enforces (docs/reliability.md 6.1, S1-S28, in the reference reader's order):
 //   file >= 8 bytes; N <= 100,000,000 (kMaxHeaderSize); 8 + N <= file size; header valid UTF-8;
 //   valid JSON object; no duplicate keys at any level; __metadata__ an object of strings;
 //   every tensor entry an object with a known, case-sensitive dtype, a shape of unsigned 64-bit

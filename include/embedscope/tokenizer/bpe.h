@@ -7,14 +7,14 @@
 // Tokens are stored as their raw bytes (the byte-level alphabet decoded), so token_bytes(id)
 // of GPT-2's id 3644 is " computer".
 //
-// Invariants after loading (validated at load time, reliability.md T1-T7; a bad file throws
+// Invariants after loading (validated at load time, docs/reliability.md T1-T7; a bad file throws
 // Error(kCorrupt) naming the file, the key / line, the value and what was expected):
 //  - ids are exactly 0..vocab_size()-1, each token's bytes are unique;
 //  - all 256 single bytes are tokens (byte-level alphabet), so every input can be encoded;
 //  - every merge names two tokens and its concatenation is a token; at least one merge.
 // Tokens that are neither single bytes nor produced by a merge (GPT-2's <|endoftext|>) and
 // tokenizer.json added tokens are "special": encode() treats their text as plain text unless
-// allow_special is set (reliability.md T12).
+// allow_special is set (docs/reliability.md T12).
 //
 // Encoding policy for invalid UTF-8 input (T8): encoding never throws. Each byte that does not
 // start a well-formed UTF-8 sequence is pre-tokenized as a symbol character (as U+FFFD would
@@ -58,7 +58,7 @@ enum class PreTokenizerKind {
 };
 std::string_view pre_tokenizer_name(PreTokenizerKind kind);  // "gpt2", "cl100k", ...
 // Maps a Split pattern (as a tokenizer.json declares it) to the kind implementing it; nullopt
-// for any other pattern (callers reject those with Error(kUnsupported), reliability.md T7).
+// for any other pattern (callers reject those with Error(kUnsupported), docs/reliability.md T7).
 std::optional<PreTokenizerKind> pre_tokenizer_for_pattern(std::string_view pattern);
 // Splits text into pre-tokens; returns their end offsets (each piece is [previous end, end)).
 // Invalid UTF-8 bytes count as symbol characters (see the encoding policy above).
@@ -124,7 +124,7 @@ class BpeTokenizer {
   std::vector<std::vector<TokenId>> encode_batch(std::span<const std::string_view> texts,
                                                  ThreadPool& pool,
                                                  bool allow_special = false) const;
-  // Output-buffer form (reliability.md T14): writes at most out.size() ids and returns the
+  // Output-buffer form (docs/reliability.md T14): writes at most out.size() ids and returns the
   // number of ids the full result has; nothing is written past out.size().
   size_t encode_into(std::string_view text, std::span<TokenId> out,
                      bool allow_special = false) const;
