@@ -101,7 +101,7 @@ NormStats norm_stats(const EmbeddingTable& t) {
     size_t n_finite = 0;
     uint64_t nonfinite = 0;
   };
-  ThreadPool pool(std::min<size_t>(4, std::max<size_t>(1, std::thread::hardware_concurrency())));
+  ThreadPool pool(std::min<size_t>(4, process_threads()));
   std::vector<Part> parts(pool.size());
   const size_t dim = t.dim();
   // Rows per block after which the pass drops what it read from the process (mapped tables):

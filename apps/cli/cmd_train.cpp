@@ -11,6 +11,7 @@
 #include "common.h"
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
 #include "embedscope/core/progress.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
@@ -67,7 +68,7 @@ int run_train(const TrainOpts& a) {
   o.max_vocab = a.max_vocab;
   o.epochs = a.epochs;
   o.lr = float(a.lr);
-  o.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+  o.threads = a.threads ? a.threads : process_threads();
   o.seed = a.seed;
   o.row_stats = a.row_stats;
   o.checkpoint_every = a.checkpoint_every;

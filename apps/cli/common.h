@@ -16,7 +16,6 @@ using json = nlohmann::json;
 void print_json(const json& j, bool pretty = true);
 // JSON number that is null when not finite (JSON has no NaN).
 json finite_or_null(double v);
-// "", or the value of $EMBEDSCOPE_DEFAULT_MODEL...: the ref used when --model is absent.
 // Loads `ref` (or the embedded default model when ref is empty).
 Model load_model_ref(const std::string& ref, const ModelOptions& options = {});
 // Opens a handle on `ref` ("" = the default model, with a progress line while it trains on

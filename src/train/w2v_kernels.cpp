@@ -22,14 +22,11 @@
 //     For each context c in turn: g_t from f = syn0[c] . syn1neg[t] for every target t in
 //     {w} + negatives, then syn1neg[t] += g_t syn0[c] and syn0[c] += sum_t g_t syn1neg[t] in
 //     one pass. The window's output rows are drawn and fetched once per center instead of once
-//     per pair: with window 5 and 5 negatives ~3.5x fewer random row accesses, ~1.4x faster.
-//     It was the default until 12 paired seeds on Brown x5 put it below fresh draws
-//     (WordSim-353 0.399 against 0.413, 3 standard errors; analogy level) and below gensim: the
-//     window's contexts all push against the same few rows, a noisier gradient.
-//     Ji et al. update the output rows once, after the whole window, from deltas summed over its
-//     contexts; we did too until measuring that the stale rows cost analogy accuracy on Brown x5
-//     (whole-vocabulary analogies, seeds 1-3: 0.0131 against 0.0151 updating after each context,
-//     gensim 0.0159), while updating in place was no slower (bench/RESULTS.md, "## training").
+//     per pair: with window 5 and 5 negatives ~3.5x fewer random row accesses. Its quality is
+//     below fresh draws (the window's contexts all push against the same few rows, a noisier
+//     gradient), so it is opt-in.
+//     Ji et al. update the output rows once, after the whole window; we update them after each
+//     context instead: stale rows cost analogy accuracy, and updating in place is no slower.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -342,8 +339,7 @@ class WindowPlanner {
   const uint32_t* sent_;
   size_t n_;
   // Context rows up to this position have been prefetched for an earlier window, which trained
-  // on them since: they are still in this core's cache, and asking again only costs issue slots
-  // (the prefetch loops were ~8% of the samples when every window prefetched all its contexts).
+  // on them since: they are still in this core's cache, and asking again only costs issue slots.
   long prefetched_to_ = -1;
 };
 

@@ -9,31 +9,26 @@
 //
 // Negatives by thread. Most output-row writes are negatives (skip-gram with fresh negatives:
 // ~30 of the ~36 output rows written per center word), and with Hogwild both threads write every
-// row. When the host places the two vCPUs far apart (vcpu_pingpong: 210-260 ns a hand-over
-// instead of ~50) every such line a thread takes from the other core is slow, and two threads
-// trained no faster than one (Brown x5, 1 epoch: 6.3-7.4 s against 6.2 s; bench/RESULTS.md
-// "## training"). A run whose second thread wrote a private copy of the output matrix ran at full
-// speed there (3.0-3.2 s), and one whose second thread wrote only its negatives privately nearly
-// so (3.4-4.3 s): sharing the negatives' rows is the cost. So:
+// row. When the host places the two vCPUs far apart every cache line a thread takes from the
+// other core is slow, and sharing the negatives' rows is what makes two threads no faster than
+// one. So:
 //   - partition_for_threads splits the trained rows into one set per thread, of equal count^0.75
 //     mass; in epoch e chunk c (the trainer's unit of work) draws its negatives from set
 //     (c + e) mod threads, renormalised within the set, and thread t trains the chunks of class t
 //     (word2vec.cpp; it helps with other classes only when its own run out), so each thread
-//     writes its own set. The epoch term gives every stretch of text the other set next epoch:
-//     with a chunk's set fixed for the whole run, Brown x1's analogy accuracy on 2 threads fell
-//     0.0034 below one thread's (8 seeds), rotating 0.0015;
+//     writes its own set. The epoch term gives every stretch of text the other set next epoch
+//     (a set fixed for the whole run costs analogy accuracy);
 //   - output_slots lays the output matrix out set by set: each set's rows in one contiguous
-//     block. Interleaved, the sets did not help at all (5.8-6.8 s far): a set's rows sat next to
-//     the other set's, and the cache's adjacent-line and stream prefetchers pulled the neighbours'
-//     lines across too. In blocks: 3.7-4.6 s far, and as fast as before near.
+//     block (interleaved rows do not help: the cache's adjacent-line and stream prefetchers pull
+//     the other set's neighbouring lines across).
 // Every chunk class holds the same share of the corpus whoever trains it, so each word is still
 // drawn at its count^0.75 rate over any `threads` consecutive chunks: the expected gradient is
 // word2vec's, but the five negatives of one pair come from one set, and one stretch of text
 // sees one set per epoch. Equal mass is what keeps the
 // rates right, so the split is refused (one table for all) unless every set is within 1% of
 // 1/parts of the mass. It is refused too under kMinRowsPerSet rows a set: in a tiny vocabulary
-// every row is drawn hundreds of times a chunk and the alternation between sets shows (a 40-row
-// corpus: final loss 0.33-0.34 against 0.349), and such a corpus trains in moments anyway.
+// every row is drawn hundreds of times a chunk and the alternation between sets shows, and such
+// a corpus trains in moments anyway.
 #pragma once
 
 #include <cstddef>

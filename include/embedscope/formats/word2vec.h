@@ -72,8 +72,8 @@ inline constexpr size_t kMaxDim = kMaxTableDim;  // core/embedding_table.h's row
 // first line; LoadOptions::format = kGlove forces header-less, kWord2VecText requires a
 // header). Result format: kWord2VecText when a header was present, else kGlove; table F32.
 LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options);
-// The same, parsing the rows on n_threads threads (0: the hardware's thread count for files
-// over 1 MiB, else 1). The table, the warnings and the error thrown (always the one on the
+// The same, parsing the rows on n_threads threads (0: process_threads() for files over 1 MiB,
+// else 1). The table, the warnings and the error thrown (always the one on the
 // file's earliest bad line) do not depend on n_threads.
 LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& options,
                                     size_t n_threads);

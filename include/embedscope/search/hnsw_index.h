@@ -21,9 +21,8 @@
 //
 // Defaults: M 16, ef_construction 200, search ef 64. On a real trained table (skip-gram over
 // GPT-2 ids, 768-dim, its 25,357 trained rows; bench/RESULTS.md "## search" has the curve) they
-// give recall@10 0.94 / 0.98 / 0.99 / 0.999 at ef 16 / 32 / 64 / 128, i.e. >= 0.98 at 25-50x
-// the speed of exact search, with a 6-12 s build on 2 threads. Random Gaussian data (no
-// neighbourhood structure) needs a far larger ef for the same recall; it was not tuned for.
+// give recall@10 >= 0.98 from ef 32 at many times the speed of exact search. Random Gaussian
+// data (no neighbourhood structure) needs a far larger ef for the same recall.
 //
 // Scores are cosines (1 - hnswlib's inner-product distance over unit rows). Distances use the
 // Highway kernels of src/simd through our own hnswlib space (hnswlib's InnerProductSpace picks

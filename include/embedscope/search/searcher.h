@@ -49,7 +49,7 @@ SearchMode parse_search_mode(std::string_view s);
 Metric parse_metric(std::string_view s);
 
 struct SearcherOptions {
-  size_t n_threads = 1;  // 0 = hardware concurrency
+  size_t n_threads = 1;  // 0 = process_threads() (core/thread_pool.h)
   bool center = false;   // subtract the mean row from rows and queries
 };
 

@@ -27,7 +27,7 @@
 // Skip-gram updates: by default word2vec.c's fresh negatives for every (context, center) pair
 // in a pipelined loop; shared_negatives draws once per center word for its whole window (Ji et al.
 // 2016), faster and slightly less accurate; classic_skipgram is word2vec.c's unpipelined loop.
-// bench/RESULTS.md "## training" has the speed and quality of each against gensim.
+// bench/RESULTS.md "## training" has the current speed and quality against gensim.
 //
 // Concurrency: with threads > 1 the workers update the shared weight matrices without locks
 // ("Hogwild", Recht et al. 2011), exactly like word2vec.c, fastText and gensim. This is the one
@@ -35,19 +35,15 @@
 // same moment and one update is lost. With row counts in the thousands and updates that are
 // small, such collisions are rare and only add noise comparable to SGD's own; all other shared
 // state (progress counters, losses) is per-thread and merged after each segment. Two threads
-// train as well as one (same loss to 3 digits in the tests, same quality in bench/RESULTS.md).
-// Not on a toy vocabulary: over a few dozen rows, every row is written by both threads all the
-// time, and skip-gram with per-pair negatives has lost the topic structure one thread learns
-// (40 rows: topic separation 0.1 against 0.9 in some processes, the same loss; shared negatives,
-// with 6 rows written per center word, kept it): train such corpora on one thread.
+// train as well as one on real corpora. Not on a toy vocabulary (a few dozen rows): every row is
+// then written by both threads all the time and the races can erase what one thread learns, so
+// train such corpora on one thread.
 // Negatives by thread: with negative sampling and several threads (at least 1024 trained rows a
 // thread), the trained rows are split into one set per thread of equal count^0.75 mass, each
 // set's output rows in one block; in epoch e chunk c of the corpus draws its negatives from set
 // (c + e) mod threads, and thread t trains the chunks of class t first. So each thread writes
-// its own negatives' rows, which on a host that places the two vCPUs far apart made two threads
-// 1.7x one thread instead of 0.95x (src/train/w2v_negatives.h, bench/RESULTS.md). Each word is
-// still a negative at its count^0.75 rate; the quality over seeds is in RESULTS (Brown x5
-// analogies better than one thread's, Brown x1 analogies 0.0015 worse).
+// its own negatives' rows and two threads scale even when the host places the two vCPUs far
+// apart (src/train/w2v_negatives.h). Each word is still a negative at its count^0.75 rate.
 // One thread with a fixed seed is bit-reproducible.
 //
 // Memory: the weight matrices (rows padded to 16 floats), the vocabulary, 12 bytes per trained
@@ -100,8 +96,8 @@ struct Word2VecOptions {
   // center) pair, as word2vec.c, gensim and fastText do, in a software-pipelined loop that draws
   // and prefetches the next window's rows while the current one trains (w2v_kernels.cpp).
   // shared_negatives: one draw of negatives per center word serves every context of its window
-  // (Ji et al. 2016; rows still updated after each context): faster, but below fresh draws on
-  // Brown x5 (12 paired seeds: WordSim-353 0.399 against 0.413, analogy level; bench/RESULTS.md).
+  // (Ji et al. 2016; rows still updated after each context): faster, slightly below fresh draws
+  // in quality (bench/RESULTS.md "## training").
   // classic_skipgram: word2vec.c's own per-pair loop, unpipelined (the reference: the default's
   // math, slower).
   // shared_negatives with CBOW, negative = 0, hs or classic_skipgram is an invalid argument.
