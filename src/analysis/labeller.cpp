@@ -291,7 +291,7 @@ bool Labeller::specific(SynsetId s, std::string* why) const {
 Labeller::Hop Labeller::hop_allowed(SynsetId from, std::string_view sym, SynsetId to, int hop) const {
   if (relation_name(sym).empty()) return {false, false};
   bool through = true;
-  if (is_domain(sym)) through = false;
+  if (is_domain(sym) || sym == "@i" || sym == "~i") through = false;  // hubs; named instances
   else if (is_hypernym(sym)) through = specific(to);
   else if (is_hyponym(sym)) through = specific(from);
   return {through || hop == 0, through};
@@ -336,7 +336,7 @@ PreparedQuery Labeller::prepare(std::string_view query) const {
     std::vector<SynsetId> up;
     for (SynsetId s : level)
       for (const auto& p : wn_.synset(s).pointers)
-        if (is_hypernym(p.symbol) && q.ancestors.emplace(p.target, d).second) up.push_back(p.target);
+        if (p.symbol == "@" && q.ancestors.emplace(p.target, d).second) up.push_back(p.target);
     level = std::move(up);
   }
   return q;
@@ -432,7 +432,7 @@ std::optional<std::string> Labeller::affix_variant(const std::string& a, const P
         std::string base = rest;
         if (!ok)
           for (auto& [p, l] : pos_lemmas(rest))
-            if (is_base(l)) ok = true, base = l;
+            if (is_base(l)) ok = true, base = rest + " (" + l + ")";
         if (ok) how = "'" + std::string(pre) + "-' + " + base + " = " + L;
       }
       for (std::string_view suf : kSuffixes) {
@@ -564,7 +564,7 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
       std::vector<std::pair<SynsetId, SynsetId>> up;
       for (auto& [s, origin] : level)
         for (const auto& p : wn_.synset(s).pointers)
-          if (is_hypernym(p.symbol) && nb_anc.emplace(p.target, std::make_pair(d, origin)).second)
+          if (p.symbol == "@" && nb_anc.emplace(p.target, std::make_pair(d, origin)).second)
             up.emplace_back(p.target, origin);
       level = std::move(up);
     }

@@ -28,13 +28,15 @@
 //   9. related         a WordNet path of at most `max_hops` semantic pointers (hypernym,
 //                      hyponym, meronym/holonym, similar-to, antonym, also-see, attribute,
 //                      entailment, cause, verb group, pertainym, participle), or a shared
-//                      hypernym at most `max_hypernym_depth` levels above both (cat, dog ->
-//                      carnivore.n.01). One specificity test (LabelOptions::specificity) for
+//                      hypernym at most `max_hypernym_depth` levels above both (lion, tiger
+//                      -> big_cat.n.01). One specificity test (LabelOptions::specificity) for
 //                      every kind-of link that goes through a hypernym: a path goes on from a
 //                      hypernym/hyponym pointer only when its more general end is specific, and
 //                      a shared hypernym must be specific. A direct pointer (computer -> machine)
 //                      needs no test. Domain pointers (topic, region, usage) make one-pointer
-//                      paths only: no path goes through colloquialism.n.01 or military.n.01
+//                      paths only: no path goes through colloquialism.n.01 or military.n.01;
+//                      so do instance pointers (Milk and White are both rivers: milk, white
+//                      are not related through river.n.01), which no shared hypernym uses
 //  10. noise/rare      count below `rare_count` when counts are known
 //  11. noise/unrelated anything else
 //
@@ -94,8 +96,9 @@ struct TokenInfo {
 // How "specific" a hypernym must be for a kind-of link to count as related.
 //   kCoverage: the synset with all its hyponyms and instances, transitively, is at most
 //              `max_coverage_share` of its part of speech's synsets (WordNet 3.0: 82,115
-//              nouns, 13,767 verbs; 0.25% = 205 nouns or 34 verbs): carnivore.n.01 passes,
-//              person.n.01, act.n.02 and treat.v.03 do not
+//              nouns, 13,767 verbs; 0.4% = 328 nouns or 55 verbs): feline.n.01 (60) and
+//              furniture.n.01 (199) pass; carnivore.n.01 (366), person.n.01 (10,297),
+//              act.n.02 and treat.v.03 do not
 //   kDepth:    its shortest hypernym chain to a root (entity.n.01, or a verb with no
 //              hypernym) is at least `min_depth` pointers long
 // The gold-set measurement (tests/analysis/labeller_gold_test.cpp, docs/explore.md) compares
@@ -107,7 +110,7 @@ struct LabelOptions {
   int max_hypernym_depth = 2;    // levels above both words for a shared hypernym
   uint64_t rare_count = 5;       // noise/rare below this count (when counts are known)
   Specificity specificity = Specificity::kCoverage;
-  double max_coverage_share = 0.0025;  // kCoverage threshold
+  double max_coverage_share = 0.004;  // kCoverage threshold
   int min_depth = 4;             // kDepth threshold, pointers from a root
 };
 
