@@ -383,10 +383,8 @@ std::optional<std::string> Labeller::link(const PosLemmas& a, const PosLemmas& b
 }
 
 // A definition of the longer word that uses the shorter one (or a form of it).
-std::optional<std::string> Labeller::defines(const PosLemmas& longer, const std::string& longer_word,
-                                             const std::string& shorter,
+std::optional<std::string> Labeller::defines(const PosLemmas& longer, const std::string& shorter,
                                              const PosLemmas& shorter_lemmas) const {
-  (void)longer_word;
   for (auto& [p, l] : longer)
     for (SynsetId s : wn_.synsets(l, p)) {
       Synset syn = wn_.synset(s);
@@ -447,7 +445,7 @@ std::optional<std::string> Labeller::affix_variant(const std::string& a, const P
     if (ll.empty()) return ev + " ('" + lw + "' is not in WordNet)";
     if (auto l = link(ll, sl, false)) return ev + "; WordNet link: " + *l;
     if (auto l = link(sl, ll, false)) return ev + "; WordNet link: " + *l;
-    if (auto d = defines(ll, lw, sw, sl)) return ev + "; " + *d;
+    if (auto d = defines(ll, sw, sl)) return ev + "; " + *d;
     return std::nullopt;
   };
   if (a.size() > b.size()) return try_dir(a, al, b, bl);
@@ -500,11 +498,12 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
     std::string st = stemmer_.stem(f.lower);
     if (st == q.stem && st.size() >= 3) {
       std::string ev = "same Snowball stem '" + st + "'";
-      if (q.lemmas.empty() || nb_lemmas.empty()) return variant(ev);
+      if (q.lemmas.empty()) return variant(ev + " ('" + q.form.lower + "' is not in WordNet)");
+      if (nb_lemmas.empty()) return variant(ev + " ('" + f.lower + "' is not in WordNet)");
       if (auto l = link(q.lemmas, nb_lemmas, false)) return variant(ev + "; WordNet link: " + *l);
       if (auto l = link(nb_lemmas, q.lemmas, false)) return variant(ev + "; WordNet link: " + *l);
-      if (auto d = defines(nb_lemmas, f.lower, q.form.lower, q.lemmas)) return variant(ev + "; " + *d);
-      if (auto d = defines(q.lemmas, q.form.lower, f.lower, nb_lemmas)) return variant(ev + "; " + *d);
+      if (auto d = defines(nb_lemmas, q.form.lower, q.lemmas)) return variant(ev + "; " + *d);
+      if (auto d = defines(q.lemmas, f.lower, nb_lemmas)) return variant(ev + "; " + *d);
     }
   }
   // Neighbour synsets, per POS.

@@ -165,8 +165,8 @@ class Labeller {
   };
   Hop hop_allowed(SynsetId from, std::string_view symbol, SynsetId to, int hop) const;
   std::optional<std::string> link(const PosLemmas& a, const PosLemmas& b, bool derivation_only) const;
-  std::optional<std::string> defines(const PosLemmas& longer, const std::string& longer_word,
-                                     const std::string& shorter, const PosLemmas& shorter_lemmas) const;
+  std::optional<std::string> defines(const PosLemmas& longer, const std::string& shorter,
+                                     const PosLemmas& shorter_lemmas) const;
   std::optional<std::string> affix_variant(const std::string& a, const PosLemmas& al,
                                            const std::string& b, const PosLemmas& bl) const;
   int coverage(SynsetId s) const;
