@@ -310,7 +310,7 @@ std::string WordNet::synset_name(const Synset& s) const {
   return w + buf;
 }
 
-std::vector<std::string> WordNet::morphy(std::string_view word_in, WnPos pos) const {
+std::vector<std::string> WordNet::morphy(std::string_view word_in, WnPos pos, bool repeat) const {
   std::string word = lower_key(word_in);
   std::vector<std::string> result;
   auto keep = [&](const std::string& f) {
@@ -338,7 +338,7 @@ std::vector<std::string> WordNet::morphy(std::string_view word_in, WnPos pos) co
   for (const auto& f : forms) keep(f);
   // Repeated detachment (NLTK's loop) for forms like "ladies's"; bounded because each pass
   // shortens every form.
-  while (result.empty() && !forms.empty()) {
+  while (repeat && result.empty() && !forms.empty()) {
     forms = apply(forms);
     for (const auto& f : forms) keep(f);
   }

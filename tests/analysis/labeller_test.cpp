@@ -44,10 +44,21 @@ TEST(Labeller, IrregularFormIsVariantViaExceptionList) {
   EXPECT_EQ(L("goose", " geese").label, Label::kVariant);
 }
 
-TEST(Labeller, SharedStemIsVariant) {
-  auto r = L("computer", "computing");
+TEST(Labeller, SharedStemIsVariantWhenWordNetLinksTheWords) {
+  auto r = L("computer", "computational");
   EXPECT_EQ(r.label, Label::kVariant);
   EXPECT_TRUE(contains(r.evidence, "Snowball stem 'comput'")) << r.evidence;
+  EXPECT_TRUE(contains(r.evidence, "pertainym")) << r.evidence;
+}
+
+TEST(Labeller, SharedStemIsNotEnoughForDifferentLemmas) {
+  // Snowball joins them; WordNet knows both, with no link and no definition of one by the other.
+  for (auto [a, b] : {std::pair{"physics", "physically"}, {"emergency", "emergence"}, {"unit", "unite"},
+                      {"considerable", "considerate"}, {"expedition", "expedite"},
+                      {"university", "universe"}}) {
+    auto r = L(a, b);
+    EXPECT_NE(r.label, Label::kVariant) << a << " ~ " << b << ": " << r.evidence;
+  }
 }
 
 TEST(Labeller, DerivationalLinkIsVariant) {
@@ -55,6 +66,37 @@ TEST(Labeller, DerivationalLinkIsVariant) {
   auto r = L("decide", "decision");
   EXPECT_EQ(r.label, Label::kVariant);
   EXPECT_TRUE(contains(r.evidence, "WordNet derivation")) << r.evidence;
+}
+
+TEST(Labeller, AffixDerivationConfirmedByWordNetIsVariant) {
+  auto r = L("effort", "effortless");  // defined by the base: "requiring ... no effort"
+  EXPECT_EQ(r.label, Label::kVariant);
+  EXPECT_TRUE(contains(r.evidence, "effort + '-less' = effortless")) << r.evidence;
+  EXPECT_TRUE(contains(r.evidence, "WordNet defines effortless.a.01")) << r.evidence;
+  r = L("control", "uncontrolled");  // "not being under control"
+  EXPECT_EQ(r.label, Label::kVariant);
+  EXPECT_TRUE(contains(r.evidence, "'un-' + controlled (control)")) << r.evidence;
+  r = L("reread", "read");  // linked: reread.v.01 -hypernym-> read.v.01
+  EXPECT_EQ(r.label, Label::kVariant);
+  EXPECT_TRUE(contains(r.evidence, "WordNet link: reread.v.01 -hypernym-> read.v.01")) << r.evidence;
+  EXPECT_EQ(L("happy", "unhappy").label, Label::kVariant);
+  EXPECT_EQ(L("quick", "quickly").label, Label::kVariant);
+  EXPECT_EQ(L("load", "overload").label, Label::kVariant);
+}
+
+TEST(Labeller, AffixAloneIsNotAVariant) {
+  // WordNet knows the longer word, does not link the two and does not define one by the other.
+  EXPECT_NE(L("stand", "understand").label, Label::kVariant);
+  EXPECT_NE(L("ease", "disease").label, Label::kVariant);
+  EXPECT_NE(L("corn", "corner").label, Label::kVariant);
+}
+
+TEST(Labeller, MorphyIsAppliedOncePerPartOfSpeech) {
+  // "murderess" is no verb form of "murder" (s, then es, would be two detachments).
+  auto r = L("murderer", "murderess");
+  EXPECT_EQ(r.label, Label::kRelated);
+  EXPECT_FALSE(contains(r.evidence, "murder (")) << r.evidence;
+  EXPECT_TRUE(contains(r.evidence, "murderess.n.01")) << r.evidence;
 }
 
 TEST(Labeller, SharedSynsetIsSynonym) {
@@ -65,9 +107,29 @@ TEST(Labeller, SharedSynsetIsSynonym) {
 }
 
 TEST(Labeller, CoordinateTermsAreRelated) {
-  auto r = L("cat", "dog");
+  auto r = L("lion", "tiger");
   EXPECT_EQ(r.label, Label::kRelated);
-  EXPECT_TRUE(contains(r.evidence, "carnivore.n.01")) << r.evidence;
+  EXPECT_TRUE(contains(r.evidence, "big_cat.n.01")) << r.evidence;
+}
+
+TEST(Labeller, GenericHypernymsRelateNothing) {
+  // Shared hypernym person.n.01 (covers 10,297 synsets) for champion and tool (creature.n.03).
+  EXPECT_EQ(L("champion", "tool").label, Label::kNoise);
+  // Two hops through be.v.01.
+  EXPECT_EQ(L("going", "hang").label, Label::kNoise);
+  // Two hops through a usage hub (colloquialism.n.01) or a region (united_kingdom.n.01).
+  EXPECT_EQ(L("slap", "bad").label, Label::kNoise);
+  EXPECT_EQ(L("bar", "lady").label, Label::kNoise);
+  // Milk and White are both rivers: not a relation between the words.
+  EXPECT_EQ(L("milk", "white").label, Label::kNoise);
+  // The specificity test itself.
+  WordNet w = WordNet::open();
+  Labeller lab(w);
+  std::string why;
+  EXPECT_FALSE(lab.specific(w.synsets("person", WnPos::kNoun)[0], &why));
+  EXPECT_EQ(why, "covers over 328 synsets");
+  EXPECT_TRUE(lab.specific(w.synsets("feline", WnPos::kNoun)[0], &why));
+  EXPECT_EQ(why, "covers 60 synsets");
 }
 
 TEST(Labeller, HypernymIsRelated) {
@@ -124,7 +186,7 @@ TEST(Labeller, RareRowIsNoiseWhenCountsAreKnown) {
   EXPECT_EQ(r.noise, NoiseKind::kRare);
   EXPECT_TRUE(contains(r.evidence, "count 2 < 5")) << r.evidence;
   // A related rare word stays related: the label describes the relation.
-  EXPECT_EQ(lab().label("cat", TokenInfo{.text = "dog", .count = 1}).label, Label::kRelated);
+  EXPECT_EQ(lab().label("lion", TokenInfo{.text = "tiger", .count = 1}).label, Label::kRelated);
 }
 
 TEST(Labeller, QueryOutsideWordNetOnlyGetsSurfaceVariants) {

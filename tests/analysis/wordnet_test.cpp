@@ -90,6 +90,15 @@ TEST(WordNetMorphy, UsesExceptionLists) {
   EXPECT_TRUE(has(wn().morphy("was", WnPos::kVerb), "be"));
 }
 
+TEST(WordNetMorphy, RulesAppliedOnceWhenAsked) {
+  // NLTK's _morphy detaches again when one pass finds nothing: murderess -> murderes -> murder.
+  EXPECT_EQ(wn().morphy("murderess", WnPos::kVerb), std::vector<std::string>{"murder"});
+  // WordNet's morph.c applies the rules once: no verb "murder" in "murderess".
+  EXPECT_TRUE(wn().morphy("murderess", WnPos::kVerb, /*repeat=*/false).empty());
+  EXPECT_EQ(wn().morphy("murderess", WnPos::kNoun, false), std::vector<std::string>{"murderess"});
+  EXPECT_EQ(wn().morphy("boxes", WnPos::kNoun, false), std::vector<std::string>{"box"});
+}
+
 TEST(WordNetMorphy, UnknownWordHasNoLemma) {
   EXPECT_TRUE(wn().lemmas("qwzxvs").empty());
   EXPECT_TRUE(has(wn().lemmas("dogs"), "dog"));

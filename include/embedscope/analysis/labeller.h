@@ -1,7 +1,7 @@
 // The neighbour labeller: what is this neighbour to the query word, and why.
 //
 // label() is a pure function of (query word, neighbour token, WordNet, options). Rules, first
-// match wins; every result carries an evidence string a reader can check:
+// match wins; every result carries an evidence string that names what was used:
 //
 //   0. noise/special   the token is special (<|endoftext|>, [CLS], <unk>), a byte token
 //                      (not valid UTF-8) or holds control characters
@@ -10,22 +10,38 @@
 //   2. noise/number_or_punct   the token has no letter
 //   3. noise/subword   a word-piece: "##ing", or, in a vocabulary that marks word starts, a
 //                      token without the mark whose text is not a WordNet lemma ("omput")
-//   4. variant         same lemma by WordNet's morphy (computers -> computer, better -> good)
-//   5. variant         same Snowball English stem (computing, computer -> comput)
-//   6. variant         a WordNet derivational link between the two words ("+" pointer,
-//                      either direction: computer <-> compute)
-//   7. synonym         the two words share a WordNet synset (car, automobile: car.n.01)
-//   8. related         a WordNet path of at most `max_hops` semantic pointers (hypernym,
+//   4. variant         same lemma by WordNet's morphy in one part of speech (computers ->
+//                      computer, better -> good); morphy's rules applied once, as WordNet's
+//                      morph.c does, so "murderess" is no form of "murder"
+//   5. variant         a WordNet derivational link between the two words ("+" pointer,
+//                      either direction, word to word: computer <-> compute)
+//   6. variant         derivation by a common affix (un-, re-, over-, dis-, -less, -ful,
+//                      -ness, -ly, -ment, -er, ...: effort/effortless, read/reread) when
+//                      WordNet has no entry for the longer word, or links the two words (any
+//                      pointer between their synsets, or a shared synset), or defines the
+//                      longer word with the shorter one ("uncontrolled: not controlled");
+//                      so stand/understand and ease/disease stay apart
+//   7. variant         same Snowball English stem, unless WordNet knows both words as different
+//                      lemmas and neither links nor defines one by the other (physics /
+//                      physically, emergency / emergence stay apart)
+//   8. synonym         the two words share a WordNet synset (car, automobile: car.n.01)
+//   9. related         a WordNet path of at most `max_hops` semantic pointers (hypernym,
 //                      hyponym, meronym/holonym, similar-to, antonym, also-see, attribute,
-//                      entailment, cause, verb group, pertainym, domain/topic/region/usage),
-//                      or a shared hypernym at most `max_hypernym_depth` levels above both
-//                      (sister terms at 1, cousins at 2: cat, dog -> carnivore.n.01) that is
-//                      not one of WordNet's top levels (depth from entity.n.01 < 4)
-//   9. noise/rare      count below `rare_count` when counts are known
-//  10. noise/unrelated anything else
+//                      entailment, cause, verb group, pertainym, participle), or a shared
+//                      hypernym at most `max_hypernym_depth` levels above both (lion, tiger
+//                      -> big_cat.n.01). One specificity test (LabelOptions::specificity) for
+//                      every kind-of link that goes through a hypernym: a path goes on from a
+//                      hypernym/hyponym pointer only when its more general end is specific, and
+//                      a shared hypernym must be specific. A direct pointer (computer -> machine)
+//                      needs no test. Domain pointers (topic, region, usage) make one-pointer
+//                      paths only: no path goes through colloquialism.n.01 or military.n.01;
+//                      so do instance pointers (Milk and White are both rivers: milk, white
+//                      are not related through river.n.01), which no shared hypernym uses
+//  10. noise/rare      count below `rare_count` when counts are known
+//  11. noise/unrelated anything else
 //
 // Words are looked up in WordNet lower-cased; a query that WordNet does not know can still get
-// variants (rules 1, 5) but never synonym / related.
+// variants (rules 1, 6, 7) but never synonym / related.
 //
 // Thread-safety: a Labeller and its PreparedQuery may be used concurrently (const).
 //
@@ -38,6 +54,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,10 +93,25 @@ struct TokenInfo {
   bool vocab_marks_word_starts = false;  // GPT-2 / SentencePiece style vocabulary
 };
 
+// How "specific" a hypernym must be for a kind-of link to count as related.
+//   kCoverage: the synset with all its hyponyms and instances, transitively, is at most
+//              `max_coverage_share` of its part of speech's synsets (WordNet 3.0: 82,115
+//              nouns, 13,767 verbs; 0.4% = 328 nouns or 55 verbs): feline.n.01 (60) and
+//              furniture.n.01 (199) pass; carnivore.n.01 (366), person.n.01 (10,297),
+//              act.n.02 and treat.v.03 do not
+//   kDepth:    its shortest hypernym chain to a root (entity.n.01, or a verb with no
+//              hypernym) is at least `min_depth` pointers long
+// The gold-set measurement (tests/analysis/labeller_gold_test.cpp, docs/explore.md) compares
+// the two; kCoverage separates random pairs from related ones better.
+enum class Specificity : uint8_t { kCoverage, kDepth };
+
 struct LabelOptions {
   int max_hops = 2;              // pointer hops for "related"
   int max_hypernym_depth = 2;    // levels above both words for a shared hypernym
   uint64_t rare_count = 5;       // noise/rare below this count (when counts are known)
+  Specificity specificity = Specificity::kCoverage;
+  double max_coverage_share = 0.004;  // kCoverage threshold
+  int min_depth = 4;             // kDepth threshold, pointers from a root
 };
 
 struct LabelResult {
@@ -92,14 +124,17 @@ struct LabelResult {
 struct PreparedQuery {
   std::string word;                     // as given
   TokenForm form;
-  std::vector<std::string> lemmas;      // morphy over all POS
+  std::vector<std::pair<WnPos, std::string>> lemmas;  // morphy per POS (rules applied once)
   std::string stem;
   std::vector<SynsetId> synsets;        // of the word's lemmas, all POS
-  // Synsets reachable within max_hops, with the pointer that first reached them.
+  // Synsets reachable within max_hops by allowed paths, with the pointer that first reached
+  // them; `expand` false: reached by a domain pointer or a kind-of pointer to (or from) a
+  // synset that is not specific: not followed further.
   struct Reach {
     SynsetId prev;
     std::string symbol;  // "" for the query's own synsets
     int hops = 0;
+    bool expand = true;
   };
   std::map<SynsetId, Reach> reached;
   std::map<SynsetId, int> ancestors;    // hypernyms up to max_hypernym_depth -> levels
@@ -118,11 +153,30 @@ class Labeller {
   const WordNet& wordnet() const { return wn_; }
   const LabelOptions& options() const { return opt_; }
 
+  // The specificity test of rule 9 for one synset; `why` gets e.g. "covers 212 synsets".
+  bool specific(SynsetId s, std::string* why = nullptr) const;
+
  private:
+  using PosLemmas = std::vector<std::pair<WnPos, std::string>>;
   std::string synset_text(SynsetId id) const;
+  PosLemmas pos_lemmas(const std::string& word) const;
+  struct Hop {
+    bool allowed, through;
+  };
+  Hop hop_allowed(SynsetId from, std::string_view symbol, SynsetId to, int hop) const;
+  std::optional<std::string> link(const PosLemmas& a, const PosLemmas& b, bool derivation_only) const;
+  std::optional<std::string> defines(const PosLemmas& longer, const std::string& shorter,
+                                     const PosLemmas& shorter_lemmas) const;
+  std::optional<std::string> affix_variant(const std::string& a, const PosLemmas& al,
+                                           const std::string& b, const PosLemmas& bl) const;
+  int coverage(SynsetId s) const;
+  int max_coverage(WnPos pos) const;
+  int depth(SynsetId s) const;
   const WordNet& wn_;
   LabelOptions opt_;
   Stemmer stemmer_;
+  mutable std::mutex cache_mu_;
+  mutable std::map<SynsetId, int> coverage_, depth_;  // specificity measures, computed once
 };
 
 }  // namespace embedscope

@@ -89,8 +89,9 @@ class WordNet {
 
   // WordNet's morphy: base forms of `word` for `pos` that are lemmas in the index: the
   // exception list first, else the detachment rules applied repeatedly (NLTK's _morphy
-  // semantics; the word itself counts when it is a lemma).
-  std::vector<std::string> morphy(std::string_view word, WnPos pos) const;
+  // semantics; the word itself counts when it is a lemma). `repeat` false: the rules are
+  // applied once, as WordNet's own morph.c does ("murderess" is then no form of "murder").
+  std::vector<std::string> morphy(std::string_view word, WnPos pos, bool repeat = true) const;
   // morphy over all four parts of speech, de-duplicated, in POS order.
   std::vector<std::string> lemmas(std::string_view word) const;
 
