@@ -1,0 +1,168 @@
+"""Zero copy, read-only views and lifetime (reliability.md P3), batch search against numpy, and
+threads (P4)."""
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+from conftest import write_safetensors
+
+
+def mapping_of(path):
+    """(start, end) address ranges of `path` in /proc/self/maps."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[5] == str(path):
+                a, b = (int(x, 16) for x in parts[0].split("-"))
+                out.append((a, b))
+    return out
+
+
+def data_address(arr):
+    return arr.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("fmt", ["npy", "safetensors"])
+def test_vectors_zero_copy_read_only_lifetime(es, tmp_path, fmt):
+    rng = np.random.default_rng(1)
+    ref = rng.normal(size=(500, 32)).astype(np.float32)
+    p = tmp_path / ("t." + fmt)
+    if fmt == "npy":
+        np.save(p, ref)
+    else:
+        write_safetensors(p, "weight", ref)
+    kv = es.load(str(p))
+    v = kv.vectors
+    assert v.dtype == np.float32 and v.shape == ref.shape
+    # zero copy: the array's memory lies inside the file's mapping; two takes share it
+    ranges = mapping_of(p.resolve())
+    assert ranges, "file is not mapped"
+    addr = data_address(v)
+    assert any(a <= addr and addr + v.nbytes <= b for a, b in ranges)
+    assert np.shares_memory(v, kv.vectors)
+    assert v.base is not None
+    # read-only
+    assert not v.flags.writeable
+    with pytest.raises(ValueError):
+        v[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        v.setflags(write=True)
+    row = kv.get_vector(3)
+    assert np.shares_memory(row, v) and not row.flags.writeable
+    # lifetime: valid after the model object is gone
+    del kv, row
+    gc.collect()
+    np.testing.assert_array_equal(v, ref)
+    assert mapping_of(p.resolve())
+    del v
+    gc.collect()
+    assert not mapping_of(p.resolve())
+
+
+def test_vectors_float16_view(es, tmp_path):
+    ref = np.random.default_rng(2).normal(size=(100, 16)).astype(np.float16)
+    p = tmp_path / "h.safetensors"
+    write_safetensors(p, "weight", ref)
+    kv = es.load(str(p))
+    v = kv.vectors
+    assert v.dtype == np.float16
+    np.testing.assert_array_equal(v, ref)
+    addr = data_address(v)
+    assert any(a <= addr < b for a, b in mapping_of(p.resolve()))
+
+
+def rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+
+def test_no_rss_growth_taking_vectors_of_154mb_table(es, tmp_path):
+    p = tmp_path / "big.npy"
+    arr = np.lib.format.open_memmap(p, mode="w+", dtype=np.float32, shape=(50257, 768))
+    arr[::997] = 1.0
+    arr.flush()
+    del arr
+    gc.collect()
+    kv = es.load(str(p))
+    before = rss_kib()
+    vs = [kv.vectors for _ in range(5)]
+    after = rss_kib()
+    assert vs[0].nbytes == 50257 * 768 * 4
+    assert after - before < 8 * 1024, f"RSS grew by {after - before} KiB"
+
+
+def test_search_matches_numpy(es, npy_model):
+    p, arr = npy_model
+    kv = es.load(str(p))
+    Q = np.ascontiguousarray(arr[:20] + 0.1)
+    D, I = kv.search(Q, 5)
+    assert D.shape == (20, 5) and I.shape == (20, 5) and D.dtype == np.float32 and I.dtype == np.int64
+    qn = Q / np.linalg.norm(Q, axis=1, keepdims=True)
+    wn = arr / np.linalg.norm(arr, axis=1, keepdims=True)
+    S = qn @ wn.T
+    ref_i = np.argsort(-S, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(I, ref_i)
+    np.testing.assert_allclose(D, np.take_along_axis(S, ref_i, axis=1), atol=1e-5)
+    Dd, Id = kv.search(Q, 5, metric="dot")
+    ref_d = np.argsort(-(Q @ arr.T), axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(Id, ref_d)
+    Df, If = kv.search(Q, 5, mode="fast")
+    np.testing.assert_array_equal(If, I)
+    D16, I16 = kv.search(Q.astype(np.float16), 5)
+    assert I16.shape == (20, 5)
+
+
+def test_four_threads_same_results_as_one(es, npy_model):
+    p, arr = npy_model
+    kv = es.load(str(p))
+    rng = np.random.default_rng(5)
+    Qs = [np.ascontiguousarray(rng.normal(size=(64, arr.shape[1])).astype(np.float32)) for _ in range(4)]
+    single = [kv.search(Q, 10) for Q in Qs]
+    sims = [kv.most_similar(i, topn=5) for i in range(4)]
+    results = [None] * 4
+    errors = []
+
+    def work(i):
+        try:
+            out = []
+            for _ in range(5):
+                out.append((kv.search(Qs[i], 10), kv.most_similar(i, topn=5)))
+            results[i] = out
+        except Exception as e:  # noqa: BLE001  re-raised below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    for i in range(4):
+        for (D, I), ms in results[i]:
+            np.testing.assert_array_equal(I, single[i][1])
+            np.testing.assert_array_equal(D, single[i][0])
+            assert ms == sims[i]
+
+
+def test_exception_raised_in_threads(es, npy_model):
+    p, arr = npy_model
+    kv = es.load(str(p))
+    caught = []
+
+    def work():
+        try:
+            kv.search(np.zeros((2, 3), dtype=np.float32), 5)
+        except ValueError as e:
+            caught.append(str(e))
+
+    ts = [threading.Thread(target=work) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(caught) == 8 and all("columns" in c for c in caught)
