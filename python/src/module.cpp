@@ -421,8 +421,12 @@ PYBIND11_MODULE(_embedscope, m) {
              SearchOptions so;
              so.k = topn;
              so.n_rows_limit = s.search_rows(restrict_vocab);
-             py::gil_scoped_release nogil;
-             return ss->with([&](const Searcher& sr) { return analogy(sr, terms, AnalogyMethod::kMul, so); });
+             std::vector<Neighbor> nn;
+             {
+               py::gil_scoped_release nogil;
+               nn = ss->with([&](const Searcher& sr) { return analogy(sr, terms, AnalogyMethod::kMul, so); });
+             }
+             return neighbors_list(nn);
            })
       .def("similarity",
            [](const PyModel& s, std::vector<TokenId> a, std::vector<TokenId> b) {
