@@ -135,9 +135,11 @@ class Tokenizer:
 class KeyedVectors:
     """gensim-4-style word vectors over an embedscope model.
 
-    Keys are the vocabulary's words (word2vec/GloVe files: exact, as gensim). For token models
-    (GPT-2 and others with a tokenizer) a word is looked up the library's way: " word" as one
-    token when it exists, else the bare token, else the mean of its pieces.
+    Keys are exact, as in gensim: the vocabulary's words, or for token models (GPT-2 and others
+    with a tokenizer) the raw token texts (" computer" is GPT-2's row 3644, "computer" the bare
+    token), so get_index(index_to_key[i]) == i. For token models a key that is no token is
+    looked up the library's way (handle/word_lookup.h): " key" as one token, else a case
+    variant, else the mean of its pieces.
 
     >>> kv = embedscope.KeyedVectors.load_word2vec_format("vectors.bin", binary=True)
     >>> kv.most_similar(positive=["king", "woman"], negative=["man"], topn=1)

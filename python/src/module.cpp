@@ -82,8 +82,8 @@ class PyModel {
   bool word_keys_;
 };
 
-// Rows of one key: an int row, "#N", an exact vocabulary word, or (token models) the word as the
-// handle's WordLookup resolves it. KeyError "Key 'x' not present" as gensim.
+// Rows of one key: an int row, "#N", an exact vocabulary word or token, or (token models) the
+// word as the handle's WordLookup resolves it (" word" as one token, else the bare token, ...). KeyError "Key 'x' not present" as gensim.
 std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
   const auto& h = m.h();
   size_t n = h->table().n_rows();
@@ -100,6 +100,10 @@ std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
   std::string k = str_to_bytes(key);
   auto missing = [&]() { return py::key_error("Key '" + std::string(py::str(key)) + "' not present"); };
   if (auto id = h->vocab().find(k)) return {*id};
+  // Exact token text next (index_to_key of a model without a vocabulary), so that
+  // get_index(index_to_key[i]) == i as in gensim.
+  if (h->vocab().empty() && !m.word_keys())
+    if (auto id = h->tokenizer()->token_id(k); id && static_cast<size_t>(*id) < n) return {*id};
   if (m.word_keys()) {
     if (k.size() > 1 && k[0] == '#' && k.find_first_not_of("0123456789", 1) == std::string::npos &&
         h->vocab().empty()) {

@@ -51,8 +51,14 @@ def test_tokenizer_round_trip(es, tmp_path):
     assert tok.pieces("Hello world") == ["Hello", "␣world"]
     assert tok.decode_bytes([15496]) == b"Hello"
     assert len(tok) == 50257
-    # a word key resolves through the tokenizer: " computer" is row 3644
-    assert kv.get_index("computer") == 3644
-    np.testing.assert_array_equal(kv["computer"], kv.vectors[3644])
+    # keys are the exact token texts (gensim: get_index(index_to_key[i]) == i) ...
+    keys = kv.index_to_key
+    assert keys[3644] == " computer" and kv.get_index(" computer") == 3644
+    assert all(kv.get_index(keys[i]) == i for i in range(0, 50257, 97))
+    np.testing.assert_array_equal(kv[" computer"], kv.vectors[3644])
+    # ... and a word that is no token resolves the library's way: the mean of its pieces
+    pieces = tok.encode(" embedscopeness")
+    assert len(pieces) > 1 and "embedscopeness" in kv
+    np.testing.assert_allclose(kv["embedscopeness"], kv.vectors[pieces].mean(axis=0), rtol=1e-6)
     with pytest.raises(IndexError):
         tok.decode([10**6])
