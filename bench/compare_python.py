@@ -69,6 +69,7 @@ def main():
         torch.save(torch.from_numpy(W), pt)
 
         out["load embedscope.load (ms)"] = med(lambda: embedscope.load(npy).vectors)
+        out["load embedscope.load + one row read (ms)"] = med(lambda: float(embedscope.load(npy).vectors[N - 1].sum()))
         out["load numpy.load (ms)"] = med(lambda: np.load(npy))
         out["load torch.load (ms)"] = med(lambda: torch.load(pt))
 
@@ -81,6 +82,7 @@ def main():
             b = [g.get_index(k) for k, _ in g.most_similar(r, topn=10)]
             assert [int(x) for x in (kv.get_index(k) for k in a)] == b, (r, a, b)
         out["most_similar embedscope (ms/call)"] = med(lambda: [kv.most_similar(r, topn=10) for r in rows]) / len(rows)
+        out["most_similar embedscope mode=fast (ms/call)"] = med(lambda: [kv.most_similar(r, topn=10, mode="fast") for r in rows]) / len(rows)
         out["most_similar gensim (ms/call)"] = med(lambda: [g.most_similar(r, topn=10) for r in rows]) / len(rows)
 
         index = faiss.IndexFlatIP(DIM)
@@ -93,6 +95,9 @@ def main():
         out["search agreement embedscope/faiss (top-10 overlap)"] = agree
         out["search embedscope dot (ms, 1000 q)"] = med(lambda: kv.search(Q, K, metric="dot"))
         out["search embedscope cosine (ms, 1000 q)"] = med(lambda: kv.search(Q, K))
+        out["search embedscope dot mode=fast (ms, 1000 q)"] = med(lambda: kv.search(Q, K, metric="dot", mode="fast"))
+        Dq, Iq = kv.search(Q, K, metric="dot", mode="fast")
+        out["search agreement fast/exact (top-10 overlap)"] = float(np.mean([len(set(a) & set(b)) / K for a, b in zip(Iq, Ie)]))
         out["search faiss IndexFlatIP (ms, 1000 q)"] = med(lambda: index.search(Q, K))
         out["search torch Q@W.T+topk (ms, 1000 q)"] = med(lambda: torch.topk(Qt @ Wt.T, K, dim=1))
     print(f"threads={args.threads} reps={args.reps} table={N}x{DIM} float32")
