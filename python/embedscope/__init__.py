@@ -168,6 +168,22 @@ class KeyedVectors:
             raise ValueError(f"load_word2vec_format: only utf8 is supported, got {encoding!r}")
         return cls(_core.open_word2vec(str(fname), bool(binary)))
 
+    def save(self, path, format=None):
+        """Write the table (and its vocabulary) atomically: format "safetensors", "npy",
+        "word2vec" (text) or "word2vec-bin"; None = from the extension (.safetensors, .npy, .bin,
+        else word2vec text). word2vec formats need a vocabulary.
+
+        >>> kv.save("vectors.safetensors")
+        """
+        self._m.save(str(path), "" if format is None else str(format))
+
+    def save_word2vec_format(self, fname, binary=False):
+        """gensim's save_word2vec_format for the common case (the whole vocabulary, in row order).
+
+        >>> kv.save_word2vec_format("vectors.bin", binary=True)
+        """
+        self.save(fname, "word2vec-bin" if binary else "word2vec")
+
     def close(self):
         """Release the model (arrays taken from it stay valid). Any later call raises ValueError."""
         self._model.close()

@@ -614,6 +614,18 @@ PYBIND11_MODULE(_embedscope, m) {
                throw py::index_error("row " + std::to_string(id) + " out of range");
              return h->words().display(id);
            })
+      // save_embeddings: format "" = from the extension; the vocabulary goes along when the model
+      // has one (word2vec formats need it).
+      .def("save",
+           [](const PyModel& s, const std::string& path, const std::string& format) {
+             auto h = s.h();
+             SaveOptions o;
+             if (!format.empty()) o.format = parse_format_name(format);
+             py::gil_scoped_release nogil;
+             const Vocabulary* v = h->vocab().empty() ? nullptr : &h->vocab();
+             save_embeddings(path, h->table(), v, o);
+           },
+           py::arg("path"), py::arg("format") = "")
       .def("token_vocab_size", [](const PyModel& s) {
         const BpeTokenizer* t = s.h()->tokenizer();
         return t ? t->vocab_size() : 0;

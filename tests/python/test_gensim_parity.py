@@ -118,3 +118,24 @@ def test_missing_word_keyerror(kv_pair):
             f(g)
         with pytest.raises(KeyError, match="missingword"):
             f(kv)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_save_word2vec_read_by_gensim(kv_pair, tmp_path, binary):
+    from gensim.models import KeyedVectors as GKV
+    kv, g = kv_pair
+    p = tmp_path / ("out.bin" if binary else "out.txt")
+    kv.save_word2vec_format(str(p), binary=binary)
+    back = GKV.load_word2vec_format(str(p), binary=binary)
+    assert back.index_to_key == g.index_to_key
+    np.testing.assert_allclose(back.vectors, g.vectors, rtol=1e-6 if not binary else 0, atol=1e-6 if not binary else 0)
+
+
+def test_save_safetensors_round_trip(es, kv_pair, tmp_path):
+    kv, _ = kv_pair
+    p = tmp_path / "out.safetensors"
+    kv.save(str(p))
+    back = es.load(str(p))
+    assert back.index_to_key == kv.index_to_key
+    np.testing.assert_array_equal(back.vectors, kv.vectors)
+    assert back.most_similar("king") == kv.most_similar("king")
