@@ -87,6 +87,10 @@ class PyModel {
 std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
   const auto& h = m.h();
   size_t n = h->table().n_rows();
+  if (!h->tokenizer_loaded()) {  // the first lookup loads the tokenizer (GPT-2's: ~100 ms)
+    py::gil_scoped_release nogil;
+    h->tokenizer();
+  }
   if (PyLong_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("integer"))) {
     long long id = key.cast<long long>();
     if (id < 0 || static_cast<size_t>(id) >= n)

@@ -154,15 +154,23 @@ def test_exception_raised_in_threads(es, npy_model):
     kv = es.load(str(p))
     caught = []
 
-    def work():
+    def work(i):
+        q = np.ones((4, arr.shape[1]), dtype=np.float32)
+        q[i % 4, 3] = np.nan  # detected with the GIL released
+        try:
+            kv.search(q, 5)
+        except ValueError as e:
+            caught.append((i, str(e)))
         try:
             kv.search(np.zeros((2, 3), dtype=np.float32), 5)
         except ValueError as e:
-            caught.append(str(e))
+            caught.append((i, str(e)))
 
-    ts = [threading.Thread(target=work) for _ in range(8)]
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    assert len(caught) == 8 and all("columns" in c for c in caught)
+    assert len(caught) == 16
+    for i, msg in caught:
+        assert f"Q[{i % 4}, 3] is not finite" in msg or "3 columns" in msg
