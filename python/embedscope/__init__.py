@@ -148,6 +148,7 @@ class KeyedVectors:
 
     def __init__(self, model):
         self._model = model
+        self._vectors = None
         self._index_to_key = None
         self._key_to_index = None
 
@@ -187,6 +188,7 @@ class KeyedVectors:
     def close(self):
         """Release the model (arrays taken from it stay valid). Any later call raises ValueError."""
         self._model.close()
+        self._vectors = None
 
     def __enter__(self):
         return self
@@ -210,7 +212,9 @@ class KeyedVectors:
         >>> kv.vectors.flags.writeable
         False
         """
-        return self._m.vectors()
+        if self._vectors is None or self._model.closed:
+            self._vectors = self._m.vectors()
+        return self._vectors
 
     @property
     def index_to_key(self) -> list:

@@ -91,8 +91,9 @@ std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
     py::gil_scoped_release nogil;
     h->tokenizer();
   }
-  if (PyLong_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("integer"))) {
-    long long id = key.cast<long long>();
+  if (!PyUnicode_Check(key.ptr()) && !PyBool_Check(key.ptr()) &&
+      (PyLong_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("integer")))) {
+    long long id = py::int_(py::reinterpret_borrow<py::object>(key)).cast<long long>();
     if (id < 0 || static_cast<size_t>(id) >= n)
       throw py::key_error("Key '" + std::to_string(id) + "' not present (rows are 0.." +
                           std::to_string(n - 1) + ")");
