@@ -535,11 +535,13 @@ class KeyedVectors:
         return r["score"], r["sections"]
 
     # --- batch search, explore ----------------------------------------------------------------
-    def search(self, Q, k, mode="exact", metric="cosine"):
+    def search(self, Q, k, mode="exact", metric="cosine", ef=64):
         """faiss-style batch search: Q is a C-contiguous float32 (n, dim) array (read in place,
         never copied; float16 is widened). Returns (D, I): float32 scores and int64 rows, each
-        (n, k), best first. metric: "cosine", "dot" (faiss IndexFlatIP) or "l2" (D = distance).
-        mode: "exact" or "fast" (int8 scan + exact re-rank).
+        (n, k), best first (I = -1, D = -inf where fewer than k rows qualify). metric: "cosine",
+        "dot" (faiss IndexFlatIP) or "l2" (D = distance). mode: "exact", "fast" (int8 scan +
+        exact re-rank) or "hnsw" (approximate, cosine only; the index is built on first use, or
+        by build_hnsw(); ef = candidates examined, higher = better recall).
 
         >>> D, I = kv.search(np.ascontiguousarray(kv.vectors[:5]), 10)
         """
@@ -548,7 +550,18 @@ class KeyedVectors:
                              f"np.ascontiguousarray(Q, dtype=np.float32) of shape (n, {self.vector_size})")
         if isinstance(k, bool) or not isinstance(k, _Integral):
             raise ValueError(f"search: k must be an int, got {k!r}")
-        return self._m.search(Q, int(k), mode, metric)
+        if isinstance(ef, bool) or not isinstance(ef, _Integral):
+            raise ValueError(f"search: ef must be an int, got {ef!r}")
+        return self._m.search(Q, int(k), mode, metric, int(ef))
+
+    def build_hnsw(self, M=16, ef_construction=200) -> int:
+        """Build the HNSW index search(mode="hnsw") uses (once per model; later calls return the
+        existing one). Returns the number of rows indexed.
+
+        >>> kv.build_hnsw(M=16, ef_construction=200)
+        50257
+        """
+        return self._m.build_hnsw(int(M), int(ef_construction))
 
     def explore(self, word, k=10, seed=42, all_tokens=False, init=""):
         """A word's labelled neighbours against a random baseline: the library's JSON document as

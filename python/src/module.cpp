@@ -29,6 +29,7 @@
 #include "embedscope/formats/embeddings_file.h"
 #include "embedscope/handle/model_handle.h"
 #include "embedscope/search/analogy.h"
+#include "embedscope/search/hnsw_index.h"
 #include "embedscope/search/searcher.h"
 
 namespace py = pybind11;
@@ -209,6 +210,23 @@ void check_finite(const float* rows, size_t n, size_t dim) {
     if (!std::isfinite(rows[i]))
       throw py::value_error("search: Q[" + std::to_string(i / dim) + ", " + std::to_string(i % dim) +
                             "] is not finite (NaN or Inf); queries must be finite");
+}
+
+// The handle's HNSW index (cosine), built on first use of mode="hnsw"; one search at a time.
+struct SharedHnsw {
+  explicit SharedHnsw(HnswIndex ix) : index(std::move(ix)) {}
+  std::mutex mu;
+  HnswIndex index;
+};
+std::shared_ptr<SharedHnsw> shared_hnsw(const ModelHandle& h, size_t M, size_t ef_construction) {
+  return h.resource<SharedHnsw>("hnsw:python", [&] {
+    HnswBuildOptions o;
+    o.M = M;
+    o.ef_construction = ef_construction;
+    o.n_threads = process_threads();
+    o.n_rows = h.n_search_rows();
+    return std::make_shared<SharedHnsw>(HnswIndex::build(h.table(), o));
+  });
 }
 
 }  // namespace
@@ -483,7 +501,7 @@ PYBIND11_MODULE(_embedscope, m) {
            py::arg("query"), py::arg("others") = py::none())
       .def("search",
            [](const PyModel& s, const py::array& q, long long k, const std::string& mode,
-              const std::string& metric) {
+              const std::string& metric, long long ef) {
              auto h = s.h();
              size_t dim = h->table().dim(), rows = h->n_search_rows();
              if (k <= 0) throw py::value_error("search: k must be at least 1, got " + std::to_string(k));
@@ -492,9 +510,14 @@ PYBIND11_MODULE(_embedscope, m) {
                                      std::to_string(rows) + " searchable rows");
              SearchOptions so;
              so.k = static_cast<size_t>(k);
-             if (mode != "exact" && mode != "fast")
-               throw py::value_error("search: mode='" + mode + "': expected 'exact' or 'fast'");
-             so.mode = parse_search_mode(mode);
+             bool hnsw = mode == "hnsw";
+             if (mode != "exact" && mode != "fast" && !hnsw)
+               throw py::value_error("search: mode='" + mode + "': expected 'exact', 'fast' or 'hnsw'");
+             if (hnsw && metric != "cosine")
+               throw py::value_error("search: mode='hnsw' searches by cosine; metric='" + metric +
+                                     "' needs mode='exact' or 'fast'");
+             if (hnsw && ef <= 0) throw py::value_error("search: ef must be at least 1");
+             so.mode = hnsw ? SearchMode::kExact : parse_search_mode(mode);
              so.metric = parse_metric(metric);
              so.n_rows_limit = rows;
              std::vector<float> widened;
@@ -508,9 +531,20 @@ PYBIND11_MODULE(_embedscope, m) {
              {
                py::gil_scoped_release nogil;
                check_finite(rowsp, n, dim);
-               auto res = ss->with([&](const Searcher& sr) {
-                 return sr.search_batch(std::span<const float>(rowsp, n * dim), n, so);
-               });
+               std::vector<std::vector<Neighbor>> res;
+               if (hnsw) {
+                 auto ix = shared_hnsw(*h, 16, 200);
+                 std::lock_guard<std::mutex> lock(ix->mu);
+                 HnswSearchOptions ho;
+                 ho.k = so.k;
+                 ho.ef = static_cast<size_t>(ef);
+                 for (size_t i = 0; i < n; ++i)
+                   res.push_back(ix->index.search(std::span<const float>(rowsp + i * dim, dim), ho));
+               } else {
+                 res = ss->with([&](const Searcher& sr) {
+                   return sr.search_batch(std::span<const float>(rowsp, n * dim), n, so);
+                 });
+               }
                for (size_t i = 0; i < n; ++i)
                  for (size_t j = 0; j < so.k; ++j) {
                    bool have = j < res[i].size();
@@ -521,7 +555,17 @@ PYBIND11_MODULE(_embedscope, m) {
              }
              return py::make_tuple(D, I);
            },
-           py::arg("Q"), py::arg("k"), py::arg("mode") = "exact", py::arg("metric") = "cosine")
+           py::arg("Q"), py::arg("k"), py::arg("mode") = "exact", py::arg("metric") = "cosine",
+           py::arg("ef") = 64)
+      // Builds the HNSW index now (else the first mode="hnsw" search does), with these options.
+      .def("build_hnsw",
+           [](const PyModel& s, size_t M, size_t ef_construction) {
+             auto h = s.h();
+             py::gil_scoped_release nogil;
+             auto ix = shared_hnsw(*h, M, ef_construction);
+             return ix->index.n_indexed();
+           },
+           py::arg("M") = 16, py::arg("ef_construction") = 200)
       .def("evaluate_word_pairs",
            [](const PyModel& s, const std::string& path, size_t restrict_vocab, bool case_insensitive,
               bool dummy4unknown) {

@@ -174,3 +174,16 @@ def test_exception_raised_in_threads(es, npy_model):
     assert len(caught) == 16
     for i, msg in caught:
         assert f"Q[{i % 4}, 3] is not finite" in msg or "3 columns" in msg
+
+
+def test_hnsw_mode_recall(es, w2v_files):
+    kv = es.load(str(w2v_files[0]))
+    Q = np.ascontiguousarray(kv.vectors[:200])
+    De, Ie = kv.search(Q, 10)
+    assert kv.build_hnsw() == len(kv)
+    Dh, Ih = kv.search(Q, 10, mode="hnsw", ef=200)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(Ie, Ih)])
+    assert recall >= 0.95, recall
+    # scores are exact cosines of the rows returned
+    same = Ie[:, 0] == Ih[:, 0]
+    np.testing.assert_allclose(Dh[same, 0], De[same, 0], atol=1e-5)

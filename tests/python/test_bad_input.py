@@ -57,8 +57,10 @@ def test_search_bad_k(kv):
         kv.search(q, 3001)
     with pytest.raises(ValueError, match="k must be an int"):
         kv.search(q, 2.5)
-    with pytest.raises(ValueError, match="mode='hnsw'"):
-        kv.search(q, 3, mode="hnsw")
+    with pytest.raises(ValueError, match="mode='ivf'"):
+        kv.search(q, 3, mode="ivf")
+    with pytest.raises(ValueError, match="mode='hnsw' searches by cosine"):
+        kv.search(q, 3, mode="hnsw", metric="dot")
     D, I = kv.search(q, 3000)  # k == rows is fine
     assert sorted(I[0]) == list(range(3000))
 
