@@ -29,7 +29,7 @@ NotFoundError = _core.NotFoundError
 FormatError = _core.FormatError
 UnsupportedError = _core.UnsupportedError
 
-__all__ = ["load", "KeyedVectors", "Tokenizer", "set_threads", "threads",
+__all__ = ["load", "train", "KeyedVectors", "Tokenizer", "set_threads", "threads",
            "NotFoundError", "FormatError", "UnsupportedError"]
 
 
@@ -60,6 +60,54 @@ def load(ref: str = "", tokenizer: str = "auto", matrix: str = "input") -> "Keye
     if not isinstance(ref, str):
         raise TypeError(f"load: ref must be a str (a path, hub id or '' for the default model), got {type(ref).__name__}")
     return KeyedVectors(_core.open(ref, tokenizer, matrix))
+
+
+def train(corpus, *, arch="skipgram", dim=100, window=5, negative=5, hs=False,
+          shared_negatives=False, sample=1e-3, min_count=5, max_vocab=0, epochs=5, lr=0.0,
+          threads=0, seed=1, tokenizer=None, progress=None, progress_interval=1.0) -> "KeyedVectors":
+    """Train word2vec (the library's trainer, `embedscope train`'s options) over text files or
+    folders (one sentence per line) and return the vectors as KeyedVectors (kv.train_info holds
+    the run's figures; kv.save(path) writes them). tokenizer="gpt2" (or a tokenizer folder /
+    tokenizer.json) trains over token ids. threads=0: set_threads()'s count; threads=1 with a
+    seed is reproducible. progress: a callable taking a dict (done, total, unit, rate,
+    eta_seconds, extra), or True for a tqdm bar (a line on stderr without tqdm).
+
+    >>> kv = embedscope.train("corpus.txt", dim=100, epochs=5, min_count=5, progress=True)
+    >>> kv.most_similar("king")
+    """
+    inputs = [str(corpus)] if isinstance(corpus, (str, bytes)) or hasattr(corpus, "__fspath__") else [str(c) for c in corpus]
+    bar = None
+    if progress is True:
+        try:
+            from tqdm import tqdm
+            bar = tqdm(unit="word", unit_scale=True)
+
+            def progress(p):
+                if p["total"]:
+                    bar.total = int(p["total"])
+                bar.n = int(p["done"])
+                bar.set_postfix_str(p["extra"], refresh=False)
+                bar.refresh()
+        except ImportError:
+            import sys
+
+            def progress(p):
+                pct = 100.0 * p["done"] / p["total"] if p["total"] else 0.0
+                print(f"\rtraining {pct:5.1f}%  {p['rate']:.0f} {p['unit']}/s  {p['extra']}",
+                      end="", file=sys.stderr, flush=True)
+    elif progress is not None and not callable(progress):
+        raise TypeError("train: progress must be a callable, True or None")
+    try:
+        model, info = _core.train(inputs, arch, int(dim), int(window), int(negative), bool(hs),
+                                  bool(shared_negatives), float(sample), int(min_count), int(max_vocab),
+                                  int(epochs), float(lr), int(threads), int(seed), tokenizer or "",
+                                  progress, float(progress_interval))
+    finally:
+        if bar is not None:
+            bar.close()
+    kv = KeyedVectors(model)
+    kv.train_info = info
+    return kv
 
 
 def _ensure_list(value):

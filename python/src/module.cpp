@@ -17,6 +17,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +35,7 @@
 #include "embedscope/search/analogy.h"
 #include "embedscope/search/hnsw_index.h"
 #include "embedscope/search/searcher.h"
+#include "embedscope/train/word2vec.h"
 
 namespace py = pybind11;
 using namespace embedscope;
@@ -266,6 +271,104 @@ PYBIND11_MODULE(_embedscope, m) {
   m.def("threads", []() { return process_threads(); });
 
   py::class_<PyModel, std::shared_ptr<PyModel>> cls(m, "Model");
+
+  // train_word2vec over files / folders, the CLI's options; the result is opened as a handle
+  // (with the GPT-2 / given tokenizer in token mode). progress(dict) is called with the GIL
+  // taken; an exception it raises is re-raised when training ends.
+  m.def(
+      "train",
+      [](const std::vector<std::string>& inputs, const std::string& arch, size_t dim, size_t window,
+         size_t negative, bool hs, bool shared_negatives, double sample, uint64_t min_count,
+         size_t max_vocab, size_t epochs, double lr, size_t threads, uint64_t seed,
+         const std::string& tokenizer, py::object progress, double progress_interval) {
+        Word2VecOptions o;
+        if (arch == "skipgram") o.arch = W2vArch::kSkipGram;
+        else if (arch == "cbow") o.arch = W2vArch::kCbow;
+        else throw py::value_error("train: arch='" + arch + "': expected 'skipgram' or 'cbow'");
+        o.dim = dim;
+        o.window = window;
+        o.negative = negative;
+        o.hs = hs;
+        o.shared_negatives = shared_negatives;
+        o.sample = sample;
+        o.min_count = min_count;
+        o.max_vocab = max_vocab;
+        o.epochs = epochs;
+        o.lr = static_cast<float>(lr);
+        o.threads = threads ? threads : process_threads();
+        o.seed = seed;
+        o.progress_interval = progress_interval;
+        struct CbState {
+          py::object fn;
+          std::exception_ptr err;
+        };
+        auto st = std::make_shared<CbState>();
+        if (!progress.is_none()) {
+          st->fn = progress;
+          o.progress = [st](const ProgressInfo& p) {
+            py::gil_scoped_acquire gil;
+            if (st->err) return;
+            try {
+              py::dict d;
+              d["what"] = p.what;
+              d["done"] = p.done;
+              d["total"] = p.total;
+              d["unit"] = p.unit;
+              d["rate"] = p.rate;
+              d["eta_seconds"] = p.eta_seconds;
+              d["extra"] = p.extra;
+              st->fn(d);
+            } catch (...) {
+              st->err = std::current_exception();
+            }
+          };
+        }
+        ModelHandlePtr h;
+        py::dict info;
+        Word2VecResult r;
+        {
+          py::gil_scoped_release nogil;
+          validate_word2vec_options(o);
+          std::optional<BpeTokenizer> tok;
+          if (!tokenizer.empty()) {
+            if (tokenizer == "gpt2") tok = BpeTokenizer::gpt2_default();
+            else if (std::filesystem::is_directory(tokenizer)) tok = BpeTokenizer::find_in_dir(tokenizer);
+            else tok = BpeTokenizer::from_tokenizer_json(tokenizer);
+            if (!tok) throw Error(ErrorCode::kNotFound, "train: tokenizer " + tokenizer +
+                                                            ": no tokenizer.json or vocab.json + merges.txt in it");
+            o.tokenizer = &*tok;
+            o.tokenizer_name = tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(tokenizer).string();
+          }
+          r = train_word2vec(inputs, o);
+          Model model;
+          model.emb.metadata = word2vec_metadata(r, o);
+          model.emb.table = r.table;
+          model.emb.vocab = r.vocab;
+          model.emb.format = FileFormat::kSafetensors;
+          model.ref = "trained";
+          model.n_search_rows = r.table.n_rows();
+          model.init_hint = "uniform:" + std::to_string(1.0 / std::max<size_t>(1, dim));
+          HandleOptions ho;
+          ho.tokenizer = tokenizer.empty() ? "none" : tokenizer;
+          h = ModelHandle::from_model(std::move(model), ho);
+        }
+        if (st->err) std::rethrow_exception(st->err);
+        size_t trained = 0;
+        for (uint8_t t : r.trained) trained += t;
+        info["rows"] = r.table.n_rows();
+        info["rows_trained"] = trained;
+        info["corpus_words"] = r.corpus_words;
+        info["seconds"] = r.seconds;
+        info["words_per_second"] = r.words_per_second;
+        info["final_loss"] = r.final_loss;
+        info["threads"] = o.threads;
+        info["simd"] = r.simd_target;
+        return py::make_tuple(std::make_shared<PyModel>(std::move(h), tokenizer.empty()), info);
+      },
+      py::arg("inputs"), py::arg("arch"), py::arg("dim"), py::arg("window"), py::arg("negative"),
+      py::arg("hs"), py::arg("shared_negatives"), py::arg("sample"), py::arg("min_count"),
+      py::arg("max_vocab"), py::arg("epochs"), py::arg("lr"), py::arg("threads"), py::arg("seed"),
+      py::arg("tokenizer"), py::arg("progress"), py::arg("progress_interval"));
 
   m.def(
       "open",
