@@ -611,6 +611,23 @@ class KeyedVectors:
         """
         return self._m.build_hnsw(int(M), int(ef_construction))
 
+    def stats(self, n_pairs=20000, hub_k=10, n_queries=2000, n_components=10, seed=42) -> dict:
+        """Whole-table diagnostics (`embedscope stats`): norms, anisotropy, hubness, PCA.
+
+        >>> kv.stats()["anisotropy"]["mean_cos_to_mean"]
+        """
+        return self._m.stats(int(n_pairs), int(hub_k), int(n_queries), int(n_components), int(seed))
+
+    def compare(self, other, k=10, n_words=1000, n_moved=20, seed=42) -> dict:
+        """Neighbour overlap@k and Procrustes drift against another model sharing the vocabulary
+        (or the row count) (`embedscope compare`).
+
+        >>> kv.compare(embedscope.load("other.bin"))["mean_overlap"]
+        """
+        if not isinstance(other, KeyedVectors):
+            raise TypeError(f"compare: expected a KeyedVectors, got {type(other).__name__}")
+        return self._m.compare(other._m, int(k), int(n_words), int(n_moved), int(seed))
+
     def explore(self, word, k=10, seed=42, all_tokens=False, init=""):
         """A word's labelled neighbours against a random baseline: the library's JSON document as
         a dict (the same as `embedscope explore WORD --json`). Needs WordNet (scripts/setup.sh).

@@ -139,3 +139,26 @@ def test_save_safetensors_round_trip(es, kv_pair, tmp_path):
     assert back.index_to_key == kv.index_to_key
     np.testing.assert_array_equal(back.vectors, kv.vectors)
     assert back.most_similar("king") == kv.most_similar("king")
+
+
+def test_stats_against_numpy(kv_pair):
+    kv, g = kv_pair
+    st = kv.stats(n_queries=100)
+    norms = np.linalg.norm(g.vectors.astype(np.float64), axis=1)
+    assert st["rows"] == len(g) and st["dim"] == g.vector_size
+    assert abs(st["norms"]["mean"] - norms.mean()) < 1e-4 * norms.mean()
+    assert abs(st["norms"]["max"] - norms.max()) < 1e-4 * norms.max()
+    mean = g.vectors.astype(np.float64).mean(axis=0)
+    cos = (g.vectors @ mean) / (norms * np.linalg.norm(mean))
+    assert abs(st["anisotropy"]["mean_cos_to_mean"] - cos.mean()) < 1e-4
+    assert len(st["pca_explained"]) == 10
+
+
+def test_compare_with_itself_and_a_copy(es, kv_pair, tmp_path):
+    kv, _ = kv_pair
+    p = tmp_path / "copy.npy"
+    np.save(p, kv.vectors * 2.0)
+    r = kv.compare(kv, k=5)
+    assert r["mean_overlap"] == 1.0 and r["aligned"] and r["mean_drift"] < 1e-5
+    r2 = kv.compare(es.load(str(p)), k=5)
+    assert r2["matched_by"] == "row id" and r2["mean_overlap"] == 1.0
