@@ -611,6 +611,28 @@ class KeyedVectors:
         """
         return self._m.build_hnsw(int(M), int(ef_construction))
 
+    def neighbors(self, query, k=10, metric="cosine", mode="exact", include_query=False,
+                  center=False, csls_k=0, token_class="any", regex="", top_n=0, expression=False) -> dict:
+        """The library's neighbour search for one query, as `embedscope neighbors QUERY --json`
+        (a dict): a word resolved the CLI's way (token models: " word" as one token first, else
+        the bare token, a case variant or the mean of its pieces; the query's variants are left
+        out), "#N" or an int row, a vector, or with expression=True "king - man + woman".
+        token_class ("word", "alpha", "nospecial"), regex and top_n filter the answers;
+        center=True subtracts the mean row; csls_k > 0 re-ranks by CSLS.
+
+        >>> d = embedscope.load().neighbors("computer", k=3)
+        >>> d["resolved"]
+        {'how': 'token', 'ids': [3644], 'pieces': ['␣computer']}
+        >>> [(n["token"], n["score"]) for n in d["neighbors"]]
+        """
+        if isinstance(k, bool) or not isinstance(k, _Integral) or k <= 0:
+            raise ValueError(f"neighbors: k must be a positive int, got {k!r}")
+        if isinstance(query, _np.integer):
+            query = int(query)
+        return _json.loads(self._m.neighbors(query, bool(expression), int(k), metric, mode,
+                                             bool(include_query), bool(center), int(csls_k),
+                                             token_class, regex, int(top_n)))
+
     def stats(self, n_pairs=20000, hub_k=10, n_queries=2000, n_components=10, seed=42) -> dict:
         """Whole-table diagnostics (`embedscope stats`): norms, anisotropy, hubness, PCA.
 

@@ -29,6 +29,7 @@
 #include "embedscope/analysis/table_stats.h"
 #include "embedscope/api/common.h"
 #include "embedscope/api/explore.h"
+#include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/formats/embeddings_file.h"
@@ -742,6 +743,38 @@ PYBIND11_MODULE(_embedscope, m) {
            },
            py::arg("word"), py::arg("k") = 10, py::arg("seed") = 42, py::arg("all_tokens") = false,
            py::arg("init") = "")
+      // api::neighbors for one query (a word by the library's lookup policy, "#N", a row id, a
+      // vector, or an expression): its JSON document as text, as `neighbors --json` prints it.
+      .def("neighbors",
+           [](const PyModel& s, py::object query, bool expression, size_t k, const std::string& metric,
+              const std::string& mode, bool include_query, bool center, size_t csls_k,
+              const std::string& token_class, const std::string& regex, size_t top_n) {
+             auto h = s.h();
+             api::NeighborsRequest req;
+             if (PyUnicode_Check(query.ptr())) {
+               std::string q = str_to_bytes(query);
+               req.queries.push_back(expression ? api::NeighborQuery::expr(q) : api::NeighborQuery::word(q));
+             } else if (PyLong_Check(query.ptr()) && !PyBool_Check(query.ptr())) {
+               req.queries.push_back(api::NeighborQuery::row(query.cast<int64_t>()));
+             } else {
+               req.queries.push_back(api::NeighborQuery::vec(vector_arg(query, h->table().dim(), "neighbors")));
+             }
+             req.k = k;
+             req.metric = metric;
+             req.mode = mode;
+             req.include_query = include_query;
+             req.center = center;
+             req.csls_k = csls_k;
+             req.filter.token_class = parse_token_class(token_class);
+             req.filter.regex = regex;
+             req.filter.top_n = top_n;
+             py::gil_scoped_release nogil;
+             api::NeighborsResult r = api::neighbors(*h, req);
+             return api::dump_json(api::to_json(*h, r), -1);
+           },
+           py::arg("query"), py::arg("expression") = false, py::arg("k") = 10, py::arg("metric") = "cosine",
+           py::arg("mode") = "exact", py::arg("include_query") = false, py::arg("center") = false,
+           py::arg("csls_k") = 0, py::arg("token_class") = "any", py::arg("regex") = "", py::arg("top_n") = 0)
       // Tokenizer (Error when the model has none: the Python side checks has_tokenizer first).
       .def("encode",
            [](const PyModel& s, const std::string& text, bool allow_special, bool offsets) -> py::object {

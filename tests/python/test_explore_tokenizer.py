@@ -62,3 +62,28 @@ def test_tokenizer_round_trip(es, tmp_path):
     np.testing.assert_allclose(kv["embedscopeness"], kv.vectors[pieces].mean(axis=0), rtol=1e-6)
     with pytest.raises(IndexError):
         tok.decode([10**6])
+
+
+def test_neighbors_equals_cli(es, w2v_files):
+    cli = cli_path()
+    if not cli:
+        pytest.skip("CLI not built")
+    path = str(w2v_files[0])
+    kv = es.load(path)
+    for args, kwargs in ((["king"], {}), (["KING"], {}), (["#3"], {}),
+                         (["king - man + woman"], {"expression": True}), (["cat"], {"mode": "fast", "k": 3})):
+        ours = kv.neighbors(args[0], **kwargs)
+        q = ["--expr", args[0]] if kwargs.get("expression") else [args[0]]
+        cmd = [cli, "neighbors", *q, "--model", path, "--json", "-k", str(kwargs.get("k", 10))]
+        if kwargs.get("mode"):
+            cmd += ["--mode", kwargs["mode"]]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        theirs = json.loads(r.stdout)
+        for d in (ours, theirs):
+            d.pop("elapsed_ms", None)
+            d.pop("threads", None)
+        assert ours == theirs, (args, ours, theirs)
+    # a vector query: the row itself comes first
+    d = kv.neighbors(kv.vectors[5], k=3)
+    assert d["neighbors"][0]["id"] == 5
