@@ -597,16 +597,15 @@ PYBIND11_MODULE(_embedscope, m) {
            [](const PyModel& s, py::object query, std::optional<std::vector<TokenId>> others) {
              auto ss = s.searcher();
              std::vector<float> q;
-             if (py::isinstance<py::array>(query) || py::isinstance<py::list>(query) == false) {
-               q = vector_arg(query, s.h()->table().dim(), "distances");
-             } else {
-               auto ids = query.cast<std::vector<TokenId>>();
-               q = ss->with([&](const Searcher& sr) { return compose_terms(sr, std::vector<Term>{Term{ids, 1}}); });
-             }
+             std::vector<TokenId> ids;
+             bool by_rows = py::isinstance<py::list>(query);
+             if (by_rows) ids = query.cast<std::vector<TokenId>>();
+             else q = vector_arg(query, s.h()->table().dim(), "distances");
              std::vector<float> out;
              {
                py::gil_scoped_release nogil;
                out = ss->with([&](const Searcher& sr) {
+                 if (by_rows) q = compose_terms(sr, std::vector<Term>{Term{ids, 1}});
                  if (!others) return sr.score_all(q, Metric::kCosine);
                  std::vector<float> r;
                  for (TokenId id : *others) r.push_back(sr.score(q, id, Metric::kCosine));

@@ -117,36 +117,41 @@ def test_search_matches_numpy(es, npy_model):
     assert I16.shape == (20, 5)
 
 
-def test_four_threads_same_results_as_one(es, npy_model):
+@pytest.mark.parametrize("n_threads", [4, 8])
+def test_threads_same_results_as_one(es, npy_model, n_threads):
     p, arr = npy_model
     kv = es.load(str(p))
     rng = np.random.default_rng(5)
-    Qs = [np.ascontiguousarray(rng.normal(size=(64, arr.shape[1])).astype(np.float32)) for _ in range(4)]
+    Qs = [np.ascontiguousarray(rng.normal(size=(64, arr.shape[1])).astype(np.float32)) for _ in range(n_threads)]
     single = [kv.search(Q, 10) for Q in Qs]
-    sims = [kv.most_similar(i, topn=5) for i in range(4)]
-    results = [None] * 4
+    sims = [kv.most_similar(i, topn=5) for i in range(n_threads)]
+    fast = [kv.search(Q[:4].copy(), 5, mode="fast") for Q in Qs]
+    pair = [kv.similarity(i, i + 1) for i in range(n_threads)]
+    results = [None] * n_threads
     errors = []
 
     def work(i):
         try:
             out = []
-            for _ in range(5):
-                out.append((kv.search(Qs[i], 10), kv.most_similar(i, topn=5)))
+            for _ in range(4):
+                out.append((kv.search(Qs[i], 10), kv.most_similar(i, topn=5),
+                            kv.search(Qs[i][:4].copy(), 5, mode="fast"), kv.similarity(i, i + 1)))
             results[i] = out
         except Exception as e:  # noqa: BLE001  re-raised below
             errors.append(e)
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    assert not errors
-    for i in range(4):
-        for (D, I), ms in results[i]:
+    assert not errors, errors
+    for i in range(n_threads):
+        for (D, I), ms, (Df, If), sim in results[i]:
             np.testing.assert_array_equal(I, single[i][1])
             np.testing.assert_array_equal(D, single[i][0])
-            assert ms == sims[i]
+            np.testing.assert_array_equal(If, fast[i][1])
+            assert ms == sims[i] and sim == pair[i]
 
 
 def test_exception_raised_in_threads(es, npy_model):
