@@ -192,3 +192,29 @@ def test_hnsw_mode_recall(es, w2v_files):
     # scores are exact cosines of the rows returned
     same = Ie[:, 0] == Ih[:, 0]
     np.testing.assert_allclose(Dh[same, 0], De[same, 0], atol=1e-5)
+
+
+def test_bfloat16_and_float16_tables(es, tmp_path):
+    """F16: a float16 view; BF16 (numpy has no bfloat16): a float32 copy. Search reads both."""
+    import json
+    import struct
+    torch = pytest.importorskip("torch")
+    ref = torch.randn(300, 32, generator=torch.Generator().manual_seed(0))
+    for dt, name in ((torch.bfloat16, "BF16"), (torch.float16, "F16")):
+        t = ref.to(dt)
+        raw = t.view(torch.int16).numpy().tobytes()
+        h = json.dumps({"w": {"dtype": name, "shape": [300, 32], "data_offsets": [0, len(raw)]}}).encode()
+        h += b" " * ((8 - len(h) % 8) % 8)
+        p = tmp_path / f"{name}.safetensors"
+        p.write_bytes(struct.pack("<Q", len(h)) + h + raw)
+        kv = es.load(str(p))
+        v = kv.vectors
+        np.testing.assert_array_equal(v.astype(np.float32), t.float().numpy())
+        assert v.dtype == (np.float32 if name == "BF16" else np.float16)
+        assert not v.flags.writeable
+        W = t.float().numpy()
+        Q = np.ascontiguousarray(W[:10])
+        D, I = kv.search(Q, 3, metric="dot")
+        np.testing.assert_array_equal(I, np.argsort(-(Q @ W.T), axis=1, kind="stable")[:, :3])
+        assert [k for k, _ in kv.most_similar(0, topn=3)] == [kv.index_to_key[i] for i in
+                                                              np.argsort(-(W @ W[0]) / np.linalg.norm(W, axis=1), kind="stable")[1:4]]
