@@ -25,6 +25,8 @@ try:  # installed package: the extension sits beside this file
 except ImportError:  # build tree: build/python/_embedscope*.so on PYTHONPATH
     import _embedscope as _core
 
+__version__ = "0.1.0"
+
 NotFoundError = _core.NotFoundError
 FormatError = _core.FormatError
 UnsupportedError = _core.UnsupportedError
