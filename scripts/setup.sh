@@ -21,6 +21,7 @@ APT_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
   libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev
+  python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
   # reference tools and data (tests write real files with them)
