@@ -13,6 +13,7 @@
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
 #include "embedscope/core/thread_pool.h"
+#include "embedscope/handle/model_handle.h"
 
 namespace embedscope::cli {
 namespace {
@@ -198,6 +199,8 @@ int run_info(const InfoOpts& o) {
     j["zero_copy"] = t.zero_copy();
     j["tied"] = m.tied ? json(*m.tied) : json(nullptr);
     j["tokenizer_files"] = m.tokenizer_files;
+    TokenizerPlan tp = plan_tokenizer(m);
+    j["tokenizer"] = {{"source", tp.source}, {"name", tp.name}};
     j["norms"] = {{"min", finite_or_null(mn)}, {"mean", finite_or_null(mean)}, {"max", finite_or_null(mx)},
                   {"rows", ns.rows}, {"sampled", ns.sampled}};
     j["nonfinite"] = nonfinite;
@@ -222,9 +225,12 @@ int run_info(const InfoOpts& o) {
                           (padded ? " (" + std::to_string(padded) + " padded rows excluded)" : ""));
   line("zero copy", t.zero_copy() ? "yes (mapped)" : "no (copied / converted)");
   line("tied", m.tied ? (*m.tied ? "yes" : "no") : "unknown");
-  std::string tok;
-  for (const std::string& f : m.tokenizer_files) tok += (tok.empty() ? "" : " ") + f;
-  line("tokenizer", tok.empty() ? "none found" : tok);
+  TokenizerPlan tp = plan_tokenizer(m);
+  line("tokenizer", tp.source == "none"       ? "none found"
+                    : tp.source == "metadata" ? tp.name + " (named in the model's metadata)"
+                    : tp.source == "folder"   ? tp.name
+                    : tp.source == "gguf"     ? "the GGUF file's vocabulary (tokenizer.ggml.*)"
+                                              : "gpt2 (GPT-2-shaped matrix)");
   char b[160];
   std::snprintf(b, sizeof b, "min %.4g  mean %.4g  max %.4g  (non-finite values: %llu)", mn, mean,
                 mx, static_cast<unsigned long long>(nonfinite));

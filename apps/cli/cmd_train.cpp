@@ -19,14 +19,13 @@
 namespace embedscope::cli {
 namespace {
 
+// Flags bind straight to Word2VecOptions (one default per option, in word2vec.h); only what
+// the library has no field for lives here.
 struct TrainOpts {
+  Word2VecOptions w;
   std::vector<std::string> corpus;
   std::string out, arch = "skipgram", format, tokenizer, checkpoint;
-  size_t dim = 100, window = 5, negative = 5, epochs = 5, threads = 0, max_vocab = 0;
-  double sample = 1e-3, lr = 0;
-  uint64_t min_count = 5, seed = 1, checkpoint_every = 0;
-  bool hs = false, classic = false, shared_negatives = false, row_stats = false, resume = false,
-       quiet = false, json = false;
+  bool quiet = false, json = false;
 };
 
 BpeTokenizer load_tokenizer(const std::string& ref) {
@@ -43,7 +42,7 @@ BpeTokenizer load_tokenizer(const std::string& ref) {
 }
 
 int run_train(const TrainOpts& a) {
-  Word2VecOptions o;
+  Word2VecOptions o = a.w;
   if (a.arch == "skipgram" || a.arch == "sg") o.arch = W2vArch::kSkipGram;
   else if (a.arch == "cbow") o.arch = W2vArch::kCbow;
   else throw Error(ErrorCode::kInvalidArgument, "--arch " + a.arch + ": expected skipgram or cbow");
@@ -57,28 +56,13 @@ int run_train(const TrainOpts& a) {
   } else {
     fmt = output_format_for_path(a.out);
   }
-  o.dim = a.dim;
-  o.window = a.window;
-  o.negative = a.negative;
-  o.hs = a.hs;
-  o.classic_skipgram = a.classic;
-  o.shared_negatives = a.shared_negatives;
-  o.sample = a.sample;
-  o.min_count = a.min_count;
-  o.max_vocab = a.max_vocab;
-  o.epochs = a.epochs;
-  o.lr = float(a.lr);
-  o.threads = a.threads ? a.threads : process_threads();
-  o.seed = a.seed;
-  o.row_stats = a.row_stats;
-  o.checkpoint_every = a.checkpoint_every;
+  if (o.threads == 0) o.threads = process_threads();  // reported in the summary
   o.checkpoint_path = a.checkpoint.empty() ? a.out + ".ckpt" : a.checkpoint;
-  o.resume = a.resume;
   validate_word2vec_options(o);
   remove_stale_temp_files(a.out);  // left by a run killed while writing
   // Fail on an unwritable output folder now, not after training.
   { AtomicFile probe(a.out); }
-  if (a.checkpoint_every || a.resume) { AtomicFile probe(o.checkpoint_path); }
+  if (o.checkpoint_every || o.resume) { AtomicFile probe(o.checkpoint_path); }
 
   std::optional<BpeTokenizer> tok;
   if (!a.tokenizer.empty()) {
@@ -102,12 +86,12 @@ int run_train(const TrainOpts& a) {
   if (!a.quiet && tty) std::fprintf(stderr, "\n");
   save_word2vec(a.out, r, o, fmt);
   std::string stats_path;
-  if (a.row_stats) {
+  if (o.row_stats) {
     stats_path = a.out + ".row_stats.tsv";
     save_row_stats(stats_path, r);
   }
   // The finished table supersedes the checkpoint.
-  if (a.checkpoint_every) std::filesystem::remove(o.checkpoint_path);
+  if (o.checkpoint_every) std::filesystem::remove(o.checkpoint_path);
   size_t trained = 0;
   for (uint8_t t : r.trained) trained += t;
   if (a.json) {
@@ -141,37 +125,38 @@ Command reg(
     "train", "Train word2vec embeddings (skip-gram / CBOW) over words or token ids",
     [](CLI::App& app) -> Runner {
       auto a = std::make_shared<TrainOpts>();
+      a->w.threads = 0;  // the CLI's default: all cores
       app.add_option("CORPUS", a->corpus, "Text files or folders of them (one sentence per line)")
           ->required();
       app.add_option("-o,--output", a->out, "Output file (.safetensors, .bin, .txt/.vec)")->required();
       app.add_option("--arch", a->arch, "skipgram or cbow")->capture_default_str();
-      app.add_option("--dim", a->dim, "Vector size")->capture_default_str();
-      app.add_option("--window", a->window, "Maximum context distance")->capture_default_str();
-      app.add_option("--negative", a->negative, "Negative samples (0: off)")->capture_default_str();
-      app.add_flag("--hs", a->hs, "Hierarchical softmax");
-      app.add_flag("--shared-negatives", a->shared_negatives,
+      app.add_option("--dim", a->w.dim, "Vector size")->capture_default_str();
+      app.add_option("--window", a->w.window, "Maximum context distance")->capture_default_str();
+      app.add_option("--negative", a->w.negative, "Negative samples (0: off)")->capture_default_str();
+      app.add_flag("--hs", a->w.hs, "Hierarchical softmax");
+      app.add_flag("--shared-negatives", a->w.shared_negatives,
                    "Skip-gram: one draw of negatives per center word for its whole window "
                    "(~1.4x faster, slightly lower quality; default: fresh negatives for every "
                    "(context, center) pair, as word2vec.c/gensim)");
-      app.add_flag("--classic-skipgram", a->classic,
+      app.add_flag("--classic-skipgram", a->w.classic_skipgram,
                    "Skip-gram: word2vec.c's own per-pair loop, unpipelined (the reference; "
                    "same math as the default, slower)");
-      app.add_option("--sample", a->sample, "Subsampling threshold (0: off)")->capture_default_str();
-      app.add_option("--min-count", a->min_count, "Ignore words rarer than this")->capture_default_str();
-      app.add_option("--max-vocab", a->max_vocab, "Keep at most this many rows trained (0: all)");
-      app.add_option("--epochs", a->epochs, "Passes over the corpus")->capture_default_str();
-      app.add_option("--lr", a->lr, "Starting learning rate (default 0.025 skipgram, 0.05 cbow)");
-      app.add_option("--threads", a->threads, "Worker threads (default: all cores)");
-      app.add_option("--seed", a->seed, "Random seed (one thread + a seed is reproducible)")
+      app.add_option("--sample", a->w.sample, "Subsampling threshold (0: off)")->capture_default_str();
+      app.add_option("--min-count", a->w.min_count, "Ignore words rarer than this")->capture_default_str();
+      app.add_option("--max-vocab", a->w.max_vocab, "Keep at most this many rows trained (0: all)");
+      app.add_option("--epochs", a->w.epochs, "Passes over the corpus")->capture_default_str();
+      app.add_option("--lr", a->w.lr, "Starting learning rate (default 0.025 skipgram, 0.05 cbow)");
+      app.add_option("--threads", a->w.threads, "Worker threads (default: all cores)");
+      app.add_option("--seed", a->w.seed, "Random seed (one thread + a seed is reproducible)")
           ->capture_default_str();
       app.add_option("--format", a->format, "safetensors, word2vec or word2vec-bin (default: from -o)");
       app.add_option("--tokenizer", a->tokenizer,
                      "Train over token ids: gpt2, a tokenizer folder or a tokenizer.json");
-      app.add_flag("--row-stats", a->row_stats, "Also write OUT.row_stats.tsv (updates, drift)");
-      app.add_option("--checkpoint-every", a->checkpoint_every,
+      app.add_flag("--row-stats", a->w.row_stats, "Also write OUT.row_stats.tsv (updates, drift)");
+      app.add_option("--checkpoint-every", a->w.checkpoint_every,
                      "Write a checkpoint every N words (atomic; OUT.ckpt)");
       app.add_option("--checkpoint", a->checkpoint, "Checkpoint path (default OUT.ckpt)");
-      app.add_flag("--resume", a->resume, "Continue from the checkpoint if it exists");
+      app.add_flag("--resume", a->w.resume, "Continue from the checkpoint if it exists");
       app.add_flag("-q,--quiet", a->quiet, "No progress output");
       app.add_flag("--json", a->json, "Print the summary as JSON");
       app.footer(

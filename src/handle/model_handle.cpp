@@ -29,6 +29,21 @@ BpeTokenizer tokenizer_from_path(const std::string& path) {
 
 }  // namespace
 
+TokenizerPlan plan_tokenizer(const Model& m, std::string_view choice) {
+  if (choice == "none") return {};
+  if (choice != "auto") return {"flag", std::string(choice)};
+  if (auto it = m.emb.metadata.find("embedscope.tokenizer"); it != m.emb.metadata.end() && it->second == "gpt2")
+    return {"metadata", "gpt2"};
+  if (!m.dir.empty() && !m.tokenizer_files.empty()) {
+    std::string files;
+    for (const auto& f : m.tokenizer_files) files += (files.empty() ? "" : " ") + f;
+    return {"folder", files};
+  }
+  if (m.emb.format == FileFormat::kGguf) return {"gguf", "tokenizer.ggml.*"};
+  if (looks_like_gpt2(m.emb.table.n_rows())) return {"gpt2-shape", "gpt2"};
+  return {};
+}
+
 TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
   TokenizerChoice c;
   if (choice == "none") return c;

@@ -220,14 +220,16 @@ void validate_word2vec_options(const Word2VecOptions& o) {
   if (o.epochs == 0 || o.epochs > kMaxEpochs)
     fail("epochs", double(o.epochs), "is out of range [1, " + std::to_string(kMaxEpochs) + "]");
   if (!(o.lr >= 0 && o.lr <= 10)) fail("lr", o.lr, "is out of range [0, 10] (0 = default)");
-  if (o.threads == 0 || o.threads > kMaxThreads)
-    fail("threads", double(o.threads), "is out of range [1, " + std::to_string(kMaxThreads) + "]");
+  if (o.threads > kMaxThreads)
+    fail("threads", double(o.threads), "is out of range [0, " + std::to_string(kMaxThreads) + "] (0 = all cores)");
   if (o.resume && o.checkpoint_path.empty())
     throw Error(ErrorCode::kInvalidArgument, "resume needs a checkpoint path");
 }
 
-Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word2VecOptions& o) {
-  validate_word2vec_options(o);
+Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word2VecOptions& options) {
+  validate_word2vec_options(options);
+  Word2VecOptions o = options;
+  if (o.threads == 0) o.threads = process_threads();
   if (!o.checkpoint_path.empty()) remove_stale_temp_files(o.checkpoint_path);
   const auto t_scan = Clock::now();
   std::vector<std::string> files = list_corpus_files(inputs);

@@ -177,3 +177,41 @@ TEST(NewUser, FileAndArgumentErrorsSayWhatFits) {
   EXPECT_NE(c.err.find("cannot tell the output format from the file name"), std::string::npos) << c.err;
   EXPECT_FALSE(std::ifstream(d.file("out.weird")).good());
 }
+
+// A table trained over GPT-2 token ids records its tokenizer; every command that opens it by
+// path uses that tokenizer (issue "The main job's answer worth reading", item 5).
+TEST(NewUser, ATokenTableIsReadBackWithItsRecordedTokenizer) {
+  TempDir d;
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += "the computer network sends messages to another computer and the keyboard types letters\n"
+            "unbelievability and incomprehensibility are long words that tokenizers split\n";
+  write_file(d.file("c.txt"), text);
+  auto t = run(cli() + " train " + d.file("c.txt") + " -o " + d.file("m.safetensors") +
+               " --tokenizer gpt2 --dim 8 --epochs 1 --min-count 1 --threads 1 -q");
+  ASSERT_EQ(t.rc, 0) << t.err;
+  auto info = run(cli() + " info " + d.file("m.safetensors") + " --json");
+  ASSERT_EQ(info.rc, 0) << info.err;
+  auto ji = json::parse(info.out);
+  EXPECT_EQ(ji["tokenizer"]["source"], "metadata");
+  EXPECT_EQ(ji["tokenizer"]["name"], "gpt2");
+  auto plain = run(cli() + " info " + d.file("m.safetensors"));
+  EXPECT_NE(plain.out.find("gpt2 (named in the model's metadata)"), std::string::npos) << plain.out;
+  write_file(d.file("p.tsv"), "unbelievability\tincomprehensibility\t7\ncomputer\tkeyboard\t5\nnetwork\tletters\t2\n");
+  auto e = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("m.safetensors") + " --json");
+  ASSERT_EQ(e.rc, 0) << e.err;
+  auto je = json::parse(e.out);
+  EXPECT_EQ(je["oov"], 0);
+  EXPECT_EQ(je["pairs"], 3);
+  EXPECT_GT(je["composed"].get<int>(), 0);
+  EXPECT_EQ(e.err.find("warning"), std::string::npos) << e.err;
+  // Without it, whole-token lookups miss and eval says so.
+  auto n = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("m.safetensors") +
+               " --tokenizer none --json");
+  ASSERT_EQ(n.rc, 0) << n.err;
+  EXPECT_GT(json::parse(n.out)["oov"].get<int>(), 0);
+  EXPECT_NE(n.err.find("pass --tokenizer"), std::string::npos) << n.err;
+  auto nb = run(cli() + " neighbors " + d.file("m.safetensors") + " unbelievability --json");
+  ASSERT_EQ(nb.rc, 0) << nb.err;
+  EXPECT_EQ(json::parse(nb.out)["resolved"]["how"], "pieces");
+}

@@ -417,7 +417,7 @@ TEST(Word2VecBadInput, RejectsZeroOrAbsurdSettings) {
       {[](auto& o) { o.window = 0; }, "window 0"},
       {[](auto& o) { o.window = 5000; }, "window 5000"},
       {[](auto& o) { o.epochs = 0; }, "epochs 0"},
-      {[](auto& o) { o.threads = 0; }, "threads 0"},
+      {[](auto& o) { o.threads = 100000; }, "threads 100000"},
       {[](auto& o) { o.sample = 2; }, "sample 2"},
       {[](auto& o) { o.negative = 0; }, "nothing to train"},
       {[](auto& o) { o.lr = -1; }, "lr -1"},

@@ -64,6 +64,16 @@ struct TokenizerChoice {
 };
 TokenizerChoice choose_tokenizer(const Model& model, std::string_view choice = "auto");
 
+// What choose_tokenizer() would pick, without loading it (GPT-2's merges cost ~100 ms, over
+// `info`'s budget): source as above, and name "gpt2", the tokenizer files beside the weights,
+// "tokenizer.ggml.*", the explicit path, or "". The gpt2-shape rule is reported when the shape
+// matches; loading also checks that the vocabulary agrees with GPT-2's tokens.
+struct TokenizerPlan {
+  std::string source = "none";
+  std::string name;
+};
+TokenizerPlan plan_tokenizer(const Model& model, std::string_view choice = "auto");
+
 struct HandleOptions {
   ModelOptions model;                // matrix (input/output), explicit tensor, strict UTF-8
   std::string tokenizer = "auto";    // see choose_tokenizer()

@@ -108,7 +108,7 @@ struct Word2VecOptions {
   size_t max_vocab = 0;       // 0: unlimited
   size_t epochs = 5;
   float lr = 0;               // starting learning rate; 0: 0.025 (skip-gram) or 0.05 (CBOW)
-  size_t threads = 1;
+  size_t threads = 1;         // 0: process_threads() (all cores unless the front end set it)
   uint64_t seed = 1;
   const BpeTokenizer* tokenizer = nullptr;  // token mode when set (not owned)
   std::string tokenizer_name;               // recorded in checkpoints ("gpt2")
