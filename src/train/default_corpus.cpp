@@ -419,7 +419,8 @@ void clean_pod_file(const std::string& path, CorpusSink& sink) {
       if (cmd == "=begin") {
         in_begin = true;
       } else if (starts_with(cmd, "=head") || cmd == "=item") {
-        if (rest != "*" && !rest.empty()) sink.add(unwrap_pod(rest));
+        if (!rest.empty() && rest.front() == '*') rest = trim(rest.substr(1));  // a bullet
+        if (!rest.empty()) sink.add(unwrap_pod(rest));
         // a heading's own paragraph may go on; its text is kept
       } else {
         skip_para = true;  // =over, =back, =for, =pod, =cut, =encoding
@@ -468,6 +469,8 @@ void clean_dict_file(const std::string& path, bool keep_brackets, CorpusSink& si
     std::string kept;
     for_each_word(out, size_t(-1), [&](std::string_view w) {
       if (starts_with(w, "--")) return;  // a citation: --Bailey.
+      // a sub-entry's pronunciation: En`er*get"ic*al*ly
+      if (w.find('*') != std::string_view::npos || w.find('`') != std::string_view::npos) return;
       if (w == "syn:" || w == "ant:" || w == "also:") return;
       if (!kept.empty()) kept += ' ';
       kept += w;
@@ -511,10 +514,13 @@ void clean_dict_file(const std::string& path, bool keep_brackets, CorpusSink& si
     // A new sense: "2: ...", "n 1: ...", "adj 3: ..." (WordNet), "2. ..." (GCIDE, FOLDOC).
     size_t k = 0;
     while (k < t.size() && std::isalpha((unsigned char)t[k]) && k < 4) ++k;
-    size_t d = (k > 0 && k < t.size() && t[k] == ' ') ? k + 1 : 0;
+    std::string_view pos = t.substr(0, k);
+    bool is_pos = pos == "n" || pos == "v" || pos == "adj" || pos == "adv";
+    size_t d = (is_pos && k < t.size() && t[k] == ' ') ? k + 1 : 0;
     size_t e = d;
     while (e < t.size() && std::isdigit((unsigned char)t[e])) ++e;
-    if (e > d && e < t.size() && (t[e] == ':' || t[e] == '.') && (d == 0 || k <= 3)) {
+    if (e > d && e - d <= 2 && e < t.size() && (t[e] == ':' || t[e] == '.') &&
+        (d > 0 || k == 0)) {
       sink.flush();
       need_head = true;
       t = t.substr(e + 1);
@@ -563,7 +569,8 @@ void clean_brown_file(const std::string& path, CorpusSink& sink) {
 
 // --- the sources ------------------------------------------------------------------------------
 
-std::vector<CorpusSource> default_corpus_sources(const std::string& npm) {
+std::vector<CorpusSource> default_corpus_sources(const std::string& npm, const std::string& root_in) {
+  const std::string root = root_in.empty() || root_in.back() != '/' ? root_in + "/" : root_in;
   std::vector<CorpusSource> s;
   auto brown_name = [](const std::string& n) {
     return n.size() == 4 && n[0] == 'c' && std::isalpha((unsigned char)n[1]) &&
@@ -582,10 +589,10 @@ std::vector<CorpusSource> default_corpus_sources(const std::string& npm) {
   s.push_back({"nlp-corpus", "npm nlp-corpus@4.4.0", "MIT",
                files_in(npm + "/nlp-corpus/builds", [](const std::string& n) { return has_ext(n, ".json"); }, false),
                clean_json_sentences_file});
-  auto dict = [](const std::string& name) {
+  auto dict = [&](const std::string& name) {
     std::vector<std::string> f;
     for (const char* ext : {".dict.dz", ".dict"}) {
-      std::string p = "/usr/share/dictd/" + name + ext;
+      std::string p = root + "usr/share/dictd/" + name + ext;
       if (file_exists(p)) {
         f.push_back(p);
         break;
@@ -604,7 +611,7 @@ std::vector<CorpusSource> default_corpus_sources(const std::string& npm) {
   std::vector<std::string> pods;
   {
     std::error_code ec;
-    for (auto it = fs::directory_iterator("/usr/share/perl", ec); !ec && it != fs::directory_iterator();
+    for (auto it = fs::directory_iterator(root + "usr/share/perl", ec); !ec && it != fs::directory_iterator();
          it.increment(ec)) {
       auto f = files_in(it->path().string() + "/pod", [](const std::string& n) { return has_ext(n, ".pod"); }, false);
       if (!f.empty()) {

@@ -66,7 +66,8 @@ struct CorpusSource {
   std::function<void(const std::string&, CorpusSink&)> clean;
 };
 
-// The sources, with the files found under npm_dir (setup's node_modules) and the Debian paths.
-std::vector<CorpusSource> default_corpus_sources(const std::string& npm_dir);
+// The sources, with the files found under npm_dir (setup's node_modules) and under root's
+// Debian paths (root "/": usr/share/dictd, usr/share/perl/*/pod).
+std::vector<CorpusSource> default_corpus_sources(const std::string& npm_dir, const std::string& root);
 
 }  // namespace embedscope

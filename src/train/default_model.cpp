@@ -63,7 +63,7 @@ std::string default_model_path() {
   return default_model_dir() + "/model-r" + std::to_string(kDefaultModelRecipe) + ".safetensors";
 }
 
-std::string ensure_default_model(const ProgressFn& progress) {
+std::string ensure_default_model(const ProgressFn& progress, const std::string& system_root) {
   const std::string dir = default_model_dir();
   const std::string path = default_model_path();
   if (file_exists(path)) return path;
@@ -80,7 +80,7 @@ std::string ensure_default_model(const ProgressFn& progress) {
 
   // Preparation streams every source through its cleaner into one file (each source read
   // once, line by line; nothing holds the corpus in memory).
-  std::vector<CorpusSource> sources = default_corpus_sources(npm);
+  std::vector<CorpusSource> sources = default_corpus_sources(npm, system_root.empty() ? "/" : system_root);
   size_t total_files = 0;
   for (const auto& src : sources) total_files += src.files.size();
   std::map<std::string, std::string> corpus_meta;

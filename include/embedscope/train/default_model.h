@@ -34,7 +34,9 @@ std::string default_model_dir();
 std::string default_model_path();
 // Path of the trained default model, training it first when absent. Throws Error(kNotFound)
 // naming scripts/setup.sh when the corpus or the GPT-2 vocabulary has not been fetched.
-std::string ensure_default_model(const ProgressFn& progress);
+// system_root: where the Debian packages of the corpus are looked up ("" = "/"; tests pass a
+// folder of their own so the installed dictionaries stay out).
+std::string ensure_default_model(const ProgressFn& progress, const std::string& system_root = "");
 
 // The training settings of the default model (skip-gram, dim 128, window 5, negative 5,
 // sample 1e-3, min_count 5, 5 epochs, 2 threads, seed 1, tokenizer "gpt2"; the tokenizer
