@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -48,9 +49,9 @@ Word2VecOptions default_model_options() {
   o.dim = 128;
   o.window = 5;
   o.negative = 5;
-  o.sample = 1e-3;
+  o.sample = 1e-4;
   o.min_count = 5;
-  o.epochs = 5;
+  o.epochs = 4;
   o.threads = 2;
   o.seed = 1;
   o.tokenizer_name = "gpt2";
@@ -95,6 +96,7 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
     p.unit = "files";
     p.total = double(total_files);
     if (progress) progress(p);
+    const auto t0 = std::chrono::steady_clock::now();
     for (const auto& src : sources) {
       if (src.files.empty()) continue;
       CorpusSink sink(out);
@@ -102,7 +104,11 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
         src.clean(f, sink);
         ++done;
         if (progress && (done % 256 == 0 || done == total_files)) {
+          const double secs =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           p.done = double(done);
+          p.rate = secs > 0 ? p.done / secs : 0;
+          p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
           p.extra = src.name;
           progress(p);
         }
