@@ -87,7 +87,7 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
   std::map<std::string, std::string> corpus_meta;
   std::string summary;
   const std::string corpus = dir + "/corpus.tmp.txt";
-  {
+  try {
     std::ofstream out(corpus, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ErrorCode::kIo, "cannot write " + corpus);
     size_t done = 0;
@@ -119,6 +119,10 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
     }
     out.flush();
     if (!out) throw Error(ErrorCode::kIo, "writing " + corpus + " failed (disk full?)");
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(corpus, ec);
+    throw;
   }
   corpus_meta["embedscope.default.recipe"] = std::to_string(kDefaultModelRecipe);
   corpus_meta["embedscope.default.sources"] = summary;
