@@ -98,6 +98,11 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
     if (progress) progress(p);
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& src : sources) {
+      // A missing package would cache a weaker table under this recipe's name for good: refuse.
+      // Tests pass their own system_root holding only some sources.
+      if (src.files.empty() && system_root.empty())
+        throw Error(ErrorCode::kNotFound, "the default model's corpus source '" + src.name + "' (" + src.package +
+                                              ") is missing; run scripts/setup.sh, or pass --model FILE");
       if (src.files.empty()) continue;
       CorpusSink sink(out);
       for (const std::string& f : src.files) {

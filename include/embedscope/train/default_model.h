@@ -35,9 +35,10 @@ std::string default_model_dir();
 // default_model_dir()/model-r<recipe>.safetensors (it may not exist yet).
 std::string default_model_path();
 // Path of the trained default model, training it first when absent. Throws Error(kNotFound)
-// naming scripts/setup.sh when the corpus or the GPT-2 vocabulary has not been fetched.
-// system_root: where the Debian packages of the corpus are looked up ("" = "/"; tests pass a
-// folder of their own so the installed dictionaries stay out).
+// naming scripts/setup.sh when the corpus (any of its sources) or the GPT-2 vocabulary has not
+// been fetched. system_root: where the Debian packages of the corpus are looked up ("" = "/";
+// tests pass a folder of their own so the installed dictionaries stay out, and then a source
+// that is absent there is skipped instead of refused).
 std::string ensure_default_model(const ProgressFn& progress, const std::string& system_root = "");
 
 // The training settings of the default model (skip-gram, dim 128, window 5, negative 5,
