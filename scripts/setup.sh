@@ -17,7 +17,7 @@ NPM_DIR="$ES_HOME/npm"
 
 APT_PACKAGES=(
   # build
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
   libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev

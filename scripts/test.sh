@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the release build, then the dev build (Debug + ASan + UBSan).
+# Builds and runs every test: the release build (after scripts/lint.sh: clang-format and
+# clang-tidy), then the dev build (Debug + ASan + UBSan).
 # Tests generate their fixtures at test time with the real tools (numpy, torch, gensim, fasttext,
 # node reference tokenizers) that scripts/setup.sh installs.
 # Then ThreadSanitizer over the concurrency tests: the model handle, the api operations, the
@@ -13,6 +14,9 @@ export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 cd "$(dirname "$0")/.."
 jobs="${ES_JOBS:-$(nproc)}"
 scripts/build.sh
+# Format (.clang-format) and the .clang-tidy checks, before the tests: cheap, and a failure here
+# names the file and line.
+scripts/lint.sh --tidy
 ctest --preset release -j "$jobs"
 if [[ "${ES_SANITIZE:-1}" == 1 ]]; then
   cmake --preset dev >/dev/null
