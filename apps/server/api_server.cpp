@@ -196,7 +196,8 @@ struct Body {
     const json& v = j.at(f);
     std::string want = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
     if (!v.is_number_integer()) bad_field(f, want, v);
-    if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(hi) : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+    if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || int64_t(v.get<uint64_t>()) < lo)
+                               : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
       bad_field(f, want, v);
     return v.get<int64_t>();
   }

@@ -263,7 +263,15 @@ void HttpFront::accept_loop() {
     }
     cv_.notify_one();
   }
-  // No new connections from here on; those accepted stay queued and are answered.
+  // Connections the kernel already completed (the backlog) are taken too and answered, with
+  // those already queued; then no new connection is accepted.
+  ::fcntl(listen_fd_, F_SETFL, ::fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
+  for (int fd; (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+    stats_.accepted.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(fd);
+  }
+  cv_.notify_all();
   ::close(listen_fd_);
   listen_fd_ = -1;
 }
