@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "embedscope/api/analogy.h"
 #include "embedscope/api/explore.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/api/text.h"
@@ -71,7 +72,7 @@ struct HttpError {
 
 // Routes whose metrics are kept (anything else counts as "other": bounded label set).
 const char* const kRoutes[] = {"/health", "/metrics", "/v1/info", "/v1/models", "/v1/neighbors", "/v1/explore",
-                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "other"};
+                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "/v1/analogy", "other"};
 constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 constexpr size_t kNB = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
@@ -426,6 +427,19 @@ struct ApiServer::Impl {
     send_json(res, 200, api::to_json(*h, out));
   }
 
+  void analogy(const json& j, httplib::Response& res) {
+    Body b{j};
+    api::AnalogyRequest r;
+    r.a = b.string("a", o.max_query_bytes);
+    r.b = b.string("b", o.max_query_bytes);
+    r.c = b.string("c", o.max_query_bytes);
+    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit())));
+    r.method = b.choice("method", {"3cosadd", "3cosmul"}, "3cosadd");
+    r.mode = b.choice("mode", {"exact", "fast"}, "exact");
+    r.include_query = b.boolean("include_query", false);
+    send_json(res, 200, api::to_json(*h, api::analogy(*h, r)));
+  }
+
   void tokenize(const json& j, httplib::Response& res) {
     Body b{j};
     const char* f = b.has("text") ? "text" : "input";
@@ -605,6 +619,7 @@ struct ApiServer::Impl {
       if (announced) batcher.withdraw();
     });
     post("/v1/explore", &Impl::explore);
+    post("/v1/analogy", &Impl::analogy);
     post("/v1/tokenize", &Impl::tokenize);
     post("/v1/decode", &Impl::decode);
     post("/v1/embeddings", &Impl::embeddings);

@@ -336,6 +336,20 @@ TEST_F(Serve, NeighborsByVectorAndExpression) {
   EXPECT_EQ(without_timing(e.body), without_timing(cli));
 }
 
+TEST_F(Serve, AnalogyEqualsCliJson) {
+  for (const char* method : {"3cosadd", "3cosmul"}) {
+    Reply r = post(gpt2_->port(), "/v1/analogy",
+                   json{{"a", "man"}, {"b", "king"}, {"c", "woman"}, {"k", 5}, {"method", method}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    json cli = cli_json("analogy --model " + test::shell_quote(model()) + " man king woman -k 5 --method " + method +
+                        " --threads 2 --json");
+    EXPECT_EQ(without_timing(r.body), without_timing(cli)) << method;
+  }
+  Reply bad = post(gpt2_->port(), "/v1/analogy", R"({"a": "man", "b": "king"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body["error"]["message"].get<std::string>().find("'c'"), std::string::npos);
+}
+
 TEST_F(Serve, ExploreEqualsCliJson) {
   Reply r = post(gpt2_->port(), "/v1/explore", R"({"query": "computer", "k": 5})");
   ASSERT_EQ(r.status, 200) << r.body;
