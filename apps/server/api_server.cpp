@@ -257,6 +257,11 @@ std::string base64(const void* data, size_t n) {
 
 }  // namespace
 
+static ServerOptions with_body_limit(ServerOptions o) {
+  o.front.max_body_bytes = o.payload_max + (64 << 10);  // + room for chunk framing
+  return o;
+}
+
 struct ApiServer::Impl {
   ModelHandlePtr h;
   ServerOptions o;
@@ -265,7 +270,7 @@ struct ApiServer::Impl {
   Metrics metrics;
 
   Impl(ModelHandlePtr handle, ServerOptions opts)
-      : h(std::move(handle)), o(std::move(opts)), front(o.front),
+      : h(std::move(handle)), o(with_body_limit(std::move(opts))), front(o.front),
         batcher(h, o.micro_batch_max, o.micro_batch_wait_us) {}
 
   size_t k_limit() const { return std::min(o.max_k, h->n_search_rows()); }
@@ -557,6 +562,15 @@ struct ApiServer::Impl {
     front.set_keep_alive_timeout(o.front.keep_alive_timeout_s);
     front.set_keep_alive_max_count(o.front.keep_alive_max);
     front.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      // Compressed bodies are refused before they are read: httplib would inflate them without
+      // a limit (a gzip bomb).
+      if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity") {
+        send_error(res, {415, "invalid_request_error", "unsupported_encoding",
+                         "Content-Encoding '" + req.get_header_value("Content-Encoding").substr(0, 40) +
+                             "' is not accepted; send the body uncompressed"});
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (!o.api_key.empty() && req.path != "/health") {
         std::string a = req.get_header_value("Authorization");
         std::string want = "Bearer " + o.api_key;

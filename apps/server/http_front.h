@@ -3,6 +3,8 @@
 //   - a whole-request deadline (head + body), not only a per-read timeout: a client that sends
 //     one header byte per second (slowloris) is cut off after `request_timeout_s` with 408;
 //   - at most `max_header_lines` header lines and `max_header_bytes` of head: else 431;
+//   - at most `max_body_bytes` read after a head, whatever the framing (0.11.4 does not limit
+//     chunked bodies and reads a too-large Content-Length through to skip it): else 413;
 //   - a bounded accept queue: connections beyond `max_queued` waiting for a worker get a
 //     canned 503 and are closed at once (the health route stays reachable once a worker frees);
 //   - idle keep-alive connections are closed after `keep_alive_timeout_s` and at shutdown;
@@ -40,6 +42,7 @@ struct FrontLimits {
   size_t keep_alive_max = 1000;     // requests per connection
   size_t max_header_lines = 100;
   size_t max_header_bytes = 32 * 1024;
+  size_t max_body_bytes = (1 << 20) + (64 << 10);  // bytes read after a head, any framing: 413
 };
 
 struct FrontStats {

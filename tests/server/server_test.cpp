@@ -472,12 +472,28 @@ TEST_F(Serve, ErrorsAreJsonWithTheRightStatus) {
   EXPECT_EQ(ok.body["neighbors"].size(), 299u);
 }
 
-TEST_F(Serve, BodyTooLargeIs413) {  // H1
+TEST_F(Serve, BodyTooLargeIs413AnyFraming) {  // H1, H11
   std::string big = R"({"query": "w1", "pad": ")" + std::string(2 << 20, 'x') + "\"}";
   std::string r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                                             "Content-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big);
   EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
   EXPECT_TRUE(body_of(r)["error"].is_object());
+  // H11: a huge declared length and an endless chunked body stop at the limit (413), fast.
+  auto t0 = Clock::now();
+  r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                "Content-Length: 1000000000000\r\n\r\n" + std::string(3 << 20, 'x'));
+  EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
+  std::string chunked = "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 3000; ++i) chunked += "400\r\n" + std::string(1024, 'x') + "\r\n";
+  r = raw_request(w2v_->port(), chunked);
+  EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
+  EXPECT_LT(secs_since(t0), 5.0);
+  // A compressed body is refused before it is read (no gzip bomb).
+  r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                "Content-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd");
+  EXPECT_EQ(status_of(r), 415) << r.substr(0, 200);
+  EXPECT_EQ(get(w2v_->port(), "/health").status, 200);
 }
 
 TEST_F(Serve, DeepNestingIs400EvenInIgnoredFields) {  // H4
