@@ -407,7 +407,7 @@ struct ApiServer::Impl {
     if (!is_batch) {
       r.queries.push_back(query_of(q, "query"));
       announced = false;  // submit() withdraws the announcement
-      send_json(res, 200, batcher.submit(std::move(r)));
+      send_json(res, 200, api::to_json(*h, batcher.submit(std::move(r))));
       return;
     }
     if (q.size() > o.max_batch)

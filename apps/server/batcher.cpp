@@ -39,11 +39,11 @@ size_t NeighborsBatcher::queued() const {
   return q_.size();
 }
 
-json NeighborsBatcher::submit(api::NeighborsRequest r) {
+api::NeighborsResult NeighborsBatcher::submit(api::NeighborsRequest r) {
   auto item = std::make_shared<Item>();
   item->key = options_key(r);
   item->req = std::move(r);
-  std::future<json> f = item->done.get_future();
+  std::future<api::NeighborsResult> f = item->done.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
     arriving_.fetch_sub(1);
@@ -85,8 +85,7 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
   stats_.queries.fetch_add(items.size());
   if (items.size() == 1) {
     try {
-      api::NeighborsResult r = api::neighbors(*h_, items[0]->req);
-      items[0]->done.set_value(api::to_json(*h_, r));
+      items[0]->done.set_value(api::neighbors(*h_, items[0]->req));
     } catch (...) {
       items[0]->done.set_exception(std::current_exception());
     }
@@ -108,8 +107,7 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
     try {
       if (!a.error.empty()) {
         // Re-run alone: the single path throws this query's error with its code.
-        api::NeighborsResult r = api::neighbors(*h_, items[i]->req);
-        items[i]->done.set_value(api::to_json(*h_, r));
+        items[i]->done.set_value(api::neighbors(*h_, items[i]->req));
         continue;
       }
       api::NeighborsResult one;
@@ -122,7 +120,7 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
       one.batch = false;
       one.elapsed_ms = res.elapsed_ms;
       one.answers.push_back(std::move(a));
-      items[i]->done.set_value(api::to_json(*h_, one));
+      items[i]->done.set_value(std::move(one));
     } catch (...) {
       items[i]->done.set_exception(std::current_exception());
     }

@@ -38,10 +38,11 @@ class NeighborsBatcher {
   // A request is being parsed and will probably submit() soon (the dispatcher may wait for it).
   void announce() { arriving_.fetch_add(1); }
   void withdraw() { arriving_.fetch_sub(1); }  // it won't (parse error); not after submit()
-  // `r` holds exactly one query. Returns its single-query document; throws what a single
-  // api::neighbors() call throws (Error kNotFound / kOutOfRange / kInvalidArgument ...).
+  // `r` holds exactly one query. Returns its one-answer result (api::to_json gives the
+  // single-query document; the caller serialises, off the dispatcher thread); throws what a
+  // single api::neighbors() call throws (Error kNotFound / kOutOfRange / kInvalidArgument ...).
   // Call after announce(): submit() withdraws the announcement.
-  json submit(api::NeighborsRequest r);
+  api::NeighborsResult submit(api::NeighborsRequest r);
   void stop();
   size_t queued() const;
   const BatcherStats& stats() const { return stats_; }
@@ -50,7 +51,7 @@ class NeighborsBatcher {
   struct Item {
     api::NeighborsRequest req;
     std::string key;
-    std::promise<json> done;
+    std::promise<api::NeighborsResult> done;
   };
   void loop();
   void run(std::vector<std::shared_ptr<Item>>& items);
