@@ -38,16 +38,20 @@ fi
 QUERIES=$WORK/queries.txt
 echo "table: $TABLE (50257 x 768 f32), queries: $(wc -l <"$QUERIES"), k=$K, search threads=$THREADS, cores=$(nproc)"
 
-# 1. The batch CLI: one sgemm over all queries (its stderr reports the search time).
-BATCH_ERR=$("$CLI" neighbors --model "$TABLE" --batch "$QUERIES" -k "$K" --threads "$THREADS" --json 2>&1 >/dev/null | grep '^batch:')
-BATCH_MS=$(echo "$BATCH_ERR" | sed -E 's/.* in ([0-9.]+) ms.*/\1/')
+# The batch CLI: one sgemm over all queries. Its stderr reports the search time; the whole
+# process (load, resolve, JSON out) is timed too. Measured before every wrk run, because a
+# shared machine's speed drifts: each ratio compares neighbouring measurements.
 NQ=$(wc -l <"$QUERIES")
-BATCH_QPS=$(awk -v n="$NQ" -v ms="$BATCH_MS" 'BEGIN { printf "%.1f", n / (ms / 1000) }')
-WALL0=$(date +%s.%N)
-"$CLI" neighbors --model "$TABLE" --batch "$QUERIES" -k "$K" --threads "$THREADS" --json >/dev/null 2>&1
-WALL1=$(date +%s.%N)
-BATCH_WALL_QPS=$(awk -v n="$NQ" -v a="$WALL0" -v b="$WALL1" 'BEGIN { printf "%.1f", n / (b - a) }')
-echo "cli --batch: $BATCH_ERR -> $BATCH_QPS queries/s (search only), $BATCH_WALL_QPS queries/s (whole process, JSON out)"
+measure_batch() {
+  local wall0 wall1 err ms
+  wall0=$(date +%s.%N)
+  err=$("$CLI" neighbors --model "$TABLE" --batch "$QUERIES" -k "$K" --threads "$THREADS" --json 2>&1 >/dev/null | grep '^batch:')
+  wall1=$(date +%s.%N)
+  ms=$(echo "$err" | sed -E 's/.* in ([0-9.]+) ms.*/\1/')
+  BATCH_QPS=$(awk -v n="$NQ" -v ms="$ms" 'BEGIN { printf "%.1f", n / (ms / 1000) }')
+  BATCH_WALL_QPS=$(awk -v n="$NQ" -v a="$wall0" -v b="$wall1" 'BEGIN { printf "%.1f", n / (b - a) }')
+  echo "cli --batch: $err -> $BATCH_QPS queries/s (search only), $BATCH_WALL_QPS queries/s (whole process)"
+}
 
 # 2. The server.
 LOG=$WORK/serve.log
@@ -57,7 +61,16 @@ trap 'kill -TERM $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
 for _ in $(seq 600); do grep -q '^listening on' "$LOG" && break; sleep 0.1; done
 URL=$(grep -o 'http://[^ ]*' "$LOG")
 echo "server: $URL (pid $PID), RSS after start: $(awk '/VmRSS/ {print $2 " kB"}' /proc/$PID/status)"
+# One connection: latency of a lone request vs the search time the server reports for it.
+ONE=$(ES_QUERIES=$QUERIES ES_K=$K wrk -t1 -c1 -d5s --latency -s "$(dirname "$0")/server_post.lua" "$URL" | grep '^RESULT')
+SEARCH_MS=$(for q in $(head -50 "$QUERIES"); do
+  curl -s "$URL/v1/neighbors" -H 'Content-Type: application/json' -d "{\"query\": \"$q\", \"k\": $K}"; echo; done |
+  /usr/bin/python3 -c 'import sys, json; v = [json.loads(l)["elapsed_ms"] for l in sys.stdin if l.strip()]; v.sort(); print("%.3f" % v[len(v) // 2])')
+echo "one connection: $ONE; median in-process search ${SEARCH_MS} ms (HTTP + resolve + JSON = p50 - search)"
+HEALTH=$(wrk -t1 -c1 -d3s --latency "$URL/health" | awk '/^ +50%/ {print $2}')
+echo "one connection, GET /health (HTTP round trip alone): p50 $HEALTH"
 for run in $(seq "$RUNS"); do
+  measure_batch
   OUT=$(ES_QUERIES=$QUERIES ES_K=$K wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$(dirname "$0")/server_post.lua" "$URL")
   R=$(echo "$OUT" | grep '^RESULT')
   RPS=$(echo "$OUT" | awk '/^Requests\/sec/ {print $2}')
