@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,9 +221,17 @@ class Serve : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    test::run_python(kMake, {dir_->path()});
-    gpt2_ = new ServerProc({"--model", dir_->file("g.safetensors"), "--threads", "2"});
-    w2v_ = new ServerProc({"--model", dir_->file("w.txt"), "--threads", "1"});
+    // ctest runs each test in its own process: the fixtures are written once per build tree
+    // (into a temporary folder renamed into place, so parallel runs never see half a fixture).
+    fix_ = std::string(ES_BINARY_DIR) + "/test_fixtures/server_v1";
+    if (::access((fix_ + "/w.txt").c_str(), R_OK) != 0) {
+      ::mkdir((std::string(ES_BINARY_DIR) + "/test_fixtures").c_str(), 0755);
+      test::run_python(kMake, {dir_->path()});
+      if (::rename(dir_->path().c_str(), fix_.c_str()) != 0) fix_ = dir_->path();  // another run won
+      else ::mkdir(dir_->path().c_str(), 0755);
+    }
+    gpt2_ = new ServerProc({"--model", fixture("g.safetensors"), "--threads", "2"});
+    w2v_ = new ServerProc({"--model", fixture("w.txt"), "--threads", "1"});
   }
   static void TearDownTestSuite() {
     EXPECT_EQ(gpt2_->stop(), 0);
@@ -255,13 +264,16 @@ class Serve : public ::testing::Test {
     EXPECT_EQ(r.rc, 0) << r.err;
     return json::parse(r.out, nullptr, false);
   }
-  static std::string model() { return dir_->file("g.safetensors"); }
+  static std::string fixture(const std::string& name) { return fix_ + "/" + name; }
+  static std::string model() { return fixture("g.safetensors"); }
 
   static test::TempDir* dir_;
+  static std::string fix_;
   static ServerProc* gpt2_;
   static ServerProc* w2v_;
 };
 test::TempDir* Serve::dir_ = nullptr;
+std::string Serve::fix_;
 ServerProc* Serve::gpt2_ = nullptr;
 ServerProc* Serve::w2v_ = nullptr;
 
@@ -380,7 +392,7 @@ TEST_F(Serve, EmbeddingsAreNumpyMeansOfTokenRows) {
   Reply t1 = post(gpt2_->port(), "/v1/tokenize", R"({"text": "hello world"})");
   Reply t2 = post(gpt2_->port(), "/v1/tokenize", R"({"text": " computer science"})");
   json lists = json::array({t1.body["ids"], t2.body["ids"], json::array({11, 3644})});
-  test::CommandResult py = test::run_python(kMeans, {dir_->file("g.npy"), lists.dump()});
+  test::CommandResult py = test::run_python(kMeans, {fixture("g.npy"), lists.dump()});
   json want = json::parse(py.out);
 
   Reply e = post(gpt2_->port(), "/v1/embeddings", R"({"input": ["hello world", " computer science"]})");
@@ -604,7 +616,7 @@ TEST_F(Serve, TwoHundredConcurrentConnections) {
 }
 
 TEST_F(Serve, FullQueueAnswers503AtOnce) {  // H15
-  ServerProc s({"--model", dir_->file("w.txt"), "--http-threads", "2", "--max-queued", "4", "--quiet"});
+  ServerProc s({"--model", fixture("w.txt"), "--http-threads", "2", "--max-queued", "4", "--quiet"});
   ASSERT_GT(s.port(), 0) << s.log();
   std::vector<int> idle;
   for (int i = 0; i < 6; ++i) {  // 2 held by the workers + 4 queued (paced: workers take theirs first)
@@ -657,11 +669,11 @@ TEST_F(Serve, SigtermUnderLoadAnswersAcceptedRequestsAndExitsZero) {  // H18
 
 TEST_F(Serve, NonLoopbackHostNeedsAnApiKey) {
   test::CommandResult r = test::run(test::shell_quote(test::cli_path()) + " serve --host 0.0.0.0 --port 0 --model " +
-                                    test::shell_quote(dir_->file("w.txt")));
+                                    test::shell_quote(fixture("w.txt")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--api-key"), std::string::npos) << r.err;
   // With a key: 401 without it, 200 with it; /health stays open.
-  ServerProc s({"--model", dir_->file("w.txt"), "--api-key", "s3cret", "--quiet"});
+  ServerProc s({"--model", fixture("w.txt"), "--api-key", "s3cret", "--quiet"});
   ASSERT_GT(s.port(), 0) << s.log();
   EXPECT_EQ(get(s.port(), "/health").status, 200);
   Reply no = get(s.port(), "/v1/info");
