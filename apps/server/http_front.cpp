@@ -307,9 +307,14 @@ void HttpFront::serve_connection(int fd) {
     // at once when stopping (a connection just accepted gets its first request read).
     if (!strm.has_buffered()) {
       auto idle_until = Clock::now() + std::chrono::seconds(limits_.keep_alive_timeout_s);
-      bool ready = false;
+      bool ready = false, saw_stop = false;
       while (!ready) {
-        if (n > 0 && stopping_.load()) return;
+        if (stopping_.load() && !saw_stop) {
+          if (n > 0) return;  // idle keep-alive connection: closed at once
+          // A connection accepted before the stop gets a short grace for its first request.
+          saw_stop = true;
+          idle_until = std::min(idle_until, Clock::now() + std::chrono::milliseconds(500));
+        }
         int ms = std::min(50, ms_until(idle_until));
         ready = wait_fd(fd, POLLIN, ms);
         if (!ready && Clock::now() >= idle_until) return;

@@ -598,21 +598,47 @@ TEST_F(Serve, SlowlorisIsCutOffByTheRequestTimeout) {  // H16
   EXPECT_EQ(served.load(), 10);
 }
 
-TEST_F(Serve, TwoHundredConcurrentConnections) {
+// The value of a counter line in Prometheus text.
+double metric(const std::string& text, const std::string& name) {
+  size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
+}
+
+TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
+  // Answers alone (one request at a time: the single-query path) are the reference ...
+  std::vector<json> alone(40);
+  for (int q = 0; q < 40; ++q) {
+    Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
+    ASSERT_EQ(r.status, 200);
+    alone[q] = r.body["neighbors"];
+  }
+  httplib::Client c("127.0.0.1", gpt2_->port());
+  auto m0 = c.Get("/metrics");
+  ASSERT_TRUE(m0);
+  // ... for 200 concurrent connections, whose queries the server merges into batched searches.
   std::atomic<int> ok{0};
   std::vector<std::thread> ts;
   for (int i = 0; i < 200; ++i)
     ts.emplace_back([&, i] {
-      Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", "#" + std::to_string(100 + i)}, {"k", 5}}.dump());
-      if (r.status == 200 && r.body["neighbors"].size() == 5 && r.body["query"] == "#" + std::to_string(100 + i)) ok++;
+      int q = i % 40;
+      Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
+      if (r.status != 200 || r.body["query"] != "#" + std::to_string(1000 + q) || r.body["neighbors"].size() != 5) return;
+      for (size_t j = 0; j < 5; ++j) {
+        const json& a = r.body["neighbors"][j];
+        const json& b = alone[q][j];
+        if (a["id"] != b["id"] || std::fabs(a["score"].get<double>() - b["score"].get<double>()) > 1e-5) return;
+      }
+      ok++;
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(ok.load(), 200);
-  // Concurrent single queries were merged into fewer search calls.
-  httplib::Client c("127.0.0.1", gpt2_->port());
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("embedscope_neighbors_batches_total"), std::string::npos);
+  auto m1 = c.Get("/metrics");
+  ASSERT_TRUE(m1);
+  double calls = metric(m1->body, "embedscope_neighbors_batches_total") - metric(m0->body, "embedscope_neighbors_batches_total");
+  double queries = metric(m1->body, "embedscope_neighbors_batched_queries_total") -
+                   metric(m0->body, "embedscope_neighbors_batched_queries_total");
+  EXPECT_EQ(queries, 200);
+  EXPECT_LT(calls, 200) << "no two concurrent queries were merged";
 }
 
 TEST_F(Serve, FullQueueAnswers503AtOnce) {  // H15
