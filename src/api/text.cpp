@@ -1,6 +1,9 @@
 #include "embedscope/api/text.h"
 
 #include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
+
+#include <exception>
 
 namespace embedscope::api {
 
@@ -55,32 +58,30 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
   EmbedResult out;
   out.vectors.resize(n);
   out.n_tokens.resize(n);
-  std::vector<float> row(t.dim());
-  for (size_t i = 0; i < n; ++i) {
+  const BpeTokenizer* tok = r.texts.empty() ? nullptr : h.tokenizer();
+  const WordLookup* words = r.texts.empty() || tok ? nullptr : &h.words();
+  auto one = [&](size_t i, std::vector<float>& row) {
     std::vector<int64_t> ids;
-    if (!r.texts.empty()) {
-      if (const BpeTokenizer* tok = h.tokenizer()) {
-        for (TokenId id : tok->encode(r.texts[i])) ids.push_back(id);
-      } else {  // no tokenizer: words split on ASCII spaces, looked up as vocabulary entries
-        const std::string& s = r.texts[i];
-        for (size_t p = 0; p < s.size();) {
-          size_t e = s.find(' ', p);
-          if (e == std::string::npos) e = s.size();
-          if (e > p) {
-            std::optional<ResolvedWord> w = h.words().resolve(s.substr(p, e - p));
-            if (!w)
-              throw Error(ErrorCode::kNotFound, "input " + std::to_string(i) + ": '" + s.substr(p, e - p) +
-                                                    "' is not in the vocabulary (no tokenizer)");
-            ids.insert(ids.end(), w->ids.begin(), w->ids.end());
-          }
-          p = e + 1;
+    if (tok) {
+      for (TokenId id : tok->encode(r.texts[i])) ids.push_back(id);
+    } else if (words) {  // no tokenizer: words split on ASCII spaces, looked up as vocabulary entries
+      const std::string& s = r.texts[i];
+      for (size_t p = 0; p < s.size();) {
+        size_t e = s.find(' ', p);
+        if (e == std::string::npos) e = s.size();
+        if (e > p) {
+          std::optional<ResolvedWord> w = words->resolve(s.substr(p, e - p));
+          if (!w)
+            throw Error(ErrorCode::kNotFound, "input " + std::to_string(i) + ": '" + s.substr(p, e - p) +
+                                                  "' is not in the vocabulary (no tokenizer)");
+          ids.insert(ids.end(), w->ids.begin(), w->ids.end());
         }
+        p = e + 1;
       }
     } else {
       ids = r.id_lists[i];
     }
-    if (ids.empty())
-      throw Error(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " has no tokens");
+    if (ids.empty()) throw Error(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " has no tokens");
     std::vector<double> acc(t.dim(), 0.0);
     for (int64_t id : ids) {
       check_id(h, id, t.n_rows());
@@ -90,7 +91,29 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
     out.vectors[i].resize(t.dim());
     for (size_t j = 0; j < acc.size(); ++j) out.vectors[i][j] = float(acc[j] / double(ids.size()));
     out.n_tokens[i] = ids.size();
-    out.total_tokens += ids.size();
+  };
+  // Inputs are independent: many run on process_threads() threads. Each input's error is kept
+  // and the first by index is thrown, so the error does not depend on the thread count.
+  std::vector<std::exception_ptr> errors(n);
+  auto range = [&](size_t b, size_t e) {
+    std::vector<float> row(t.dim());
+    for (size_t i = b; i < e; ++i) {
+      try {
+        one(i, row);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (n >= 64 && process_threads() > 1) {
+    ThreadPool pool;
+    pool.parallel_for(n, [&](size_t b, size_t e, size_t) { range(b, e); });
+  } else {
+    range(0, n);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    out.total_tokens += out.n_tokens[i];
   }
   return out;
 }

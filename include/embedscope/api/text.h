@@ -12,6 +12,7 @@
 // Error(kOutOfRange) for an id < 0 or >= the table's rows; Error(kNotFound) for a word not in
 // the vocabulary (no tokenizer); Error(kInvalidArgument) for an input with no tokens.
 //
+// Threads: embed() spreads 64 or more inputs over process_threads() threads.
 // Thread-safety: safe from many threads (the handle's tokenizer and table are immutable).
 //
 //   auto h = ModelHandle::open("");
