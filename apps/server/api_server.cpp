@@ -10,6 +10,7 @@
 #include "embedscope/api/analogy.h"
 #include "embedscope/api/explore.h"
 #include "embedscope/api/neighbors.h"
+#include "embedscope/api/stats.h"
 #include "embedscope/api/text.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
@@ -72,7 +73,7 @@ struct HttpError {
 
 // Routes whose metrics are kept (anything else counts as "other": bounded label set).
 const char* const kRoutes[] = {"/health", "/metrics", "/v1/info", "/v1/models", "/v1/neighbors", "/v1/explore",
-                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "/v1/analogy", "other"};
+                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "/v1/analogy", "/v1/stats", "other"};
 constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 constexpr size_t kNB = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
@@ -617,6 +618,9 @@ struct ApiServer::Impl {
     });
     front.Get("/v1/info", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] { send_json(res, 200, info()); });
+    });
+    front.Get("/v1/stats", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] { send_json(res, 200, api::to_json(*h, *api::stats_cached(*h))); });
     });
     front.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {

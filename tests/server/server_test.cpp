@@ -366,6 +366,13 @@ TEST_F(Serve, AnalogyEqualsCliJson) {
   EXPECT_NE(bad.body["error"]["message"].get<std::string>().find("'c'"), std::string::npos);
 }
 
+TEST_F(Serve, StatsEqualCliJson) {
+  Reply r = get(w2v_->port(), "/v1/stats");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, cli_json("stats " + test::shell_quote(fixture("w.txt")) + " --json"));
+  EXPECT_EQ(get(w2v_->port(), "/v1/stats").body, r.body);  // cached: the same document
+}
+
 TEST_F(Serve, ExploreEqualsCliJson) {
   Reply r = post(gpt2_->port(), "/v1/explore", R"({"query": "computer", "k": 5})");
   ASSERT_EQ(r.status, 200) << r.body;
