@@ -180,6 +180,15 @@ HttpError from_library(const Error& e) {
   return {500, "server_error", code, e.what()};
 }
 
+std::string utc_now() {
+  char ts[32];
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return ts;
+}
+
 const char* status_reason(int s) {
   switch (s) {
     case 400: return "bad request";
@@ -602,19 +611,21 @@ struct ApiServer::Impl {
     front.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       send_error(res, {500, "server_error", "internal", "internal error"});
     });
+    front.on_front_answer = [this](const std::string& remote, int status) {
+      metrics.record("other", status, 0);
+      if (o.access_log)
+        std::fprintf(stderr, "%s %s - - %d 0 (answered by the front)\n", utc_now().c_str(), remote.c_str(), status);
+    };
     front.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      if (request_failed_in_front()) return;  // logged by on_front_answer
       double secs = std::chrono::duration<double>(Clock::now() - request_start()).count();
       metrics.record(req.path, res.status, secs);
       if (!o.access_log) return;
-      char ts[32];
-      std::time_t now = std::time(nullptr);
-      std::tm tm{};
-      gmtime_r(&now, &tm);
-      std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      std::string ts = utc_now();
       std::string path = req.path.substr(0, 200);
       for (char& c : path)
         if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
-      std::fprintf(stderr, "%s %s %s %s %d %zu %.3fms\n", ts, req.remote_addr.c_str(), req.method.c_str(),
+      std::fprintf(stderr, "%s %s %s %s %d %zu %.3fms\n", ts.c_str(), req.remote_addr.c_str(), req.method.c_str(),
                    path.c_str(), res.status, res.body.size(), secs * 1e3);
     });
     front.Get("/health", [this](const httplib::Request&, httplib::Response& res) {

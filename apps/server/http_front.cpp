@@ -19,6 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 thread_local Clock::time_point t_request_start = Clock::now();
+thread_local bool t_front_failed = false;  // this thread's request is answered by the front
 
 int ms_until(Clock::time_point t) {
   auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
@@ -77,6 +78,7 @@ class LimitedStream final : public httplib::Stream {
   void begin_request(Clock::time_point deadline) {
     deadline_ = deadline;
     t_request_start = Clock::now();
+    t_front_failed = false;
     in_head_ = true;
     head_bytes_ = 0;
     head_lines_ = 0;
@@ -84,6 +86,7 @@ class LimitedStream final : public httplib::Stream {
     body_bytes_ = 0;
   }
   bool timed_out() const { return timed_out_; }
+  bool failed() const { return timed_out_ || head_too_large_ || body_too_large_; }
   bool head_too_large() const { return head_too_large_; }
   bool body_too_large() const { return body_too_large_; }
   bool has_buffered() const { return pos_ < len_; }
@@ -99,7 +102,7 @@ class LimitedStream final : public httplib::Stream {
       if (timed_out_ || head_too_large_ || body_too_large_) return -1;
       int ms = std::min(l_.read_timeout_s * 1000, ms_until(deadline_));
       if (!wait_fd(fd_, POLLIN, ms)) {
-        timed_out_ = true;
+        timed_out_ = t_front_failed = true;
         return -1;
       }
       ssize_t r;
@@ -116,7 +119,7 @@ class LimitedStream final : public httplib::Stream {
     } else if ((body_bytes_ += n) > l_.max_body_bytes) {
       // Bodies of any framing (chunked has no limit in httplib 0.11.4; a huge Content-Length
       // is skipped by reading it) stop here.
-      body_too_large_ = true;
+      body_too_large_ = t_front_failed = true;
       return -1;
     }
     std::memcpy(ptr, buf_ + pos_, n);
@@ -152,7 +155,7 @@ class LimitedStream final : public httplib::Stream {
     for (size_t i = 0; i < n; ++i) {
       char c = buf_[pos_ + i];
       if (++head_bytes_ > l_.max_header_bytes) {
-        head_too_large_ = true;
+        head_too_large_ = t_front_failed = true;
         return i;
       }
       if (c == '\n') {
@@ -163,7 +166,7 @@ class LimitedStream final : public httplib::Stream {
           return i + 1;
         }
         if (++head_lines_ > l_.max_header_lines + 1) {  // + the request line
-          head_too_large_ = true;
+          head_too_large_ = t_front_failed = true;
           return i;
         }
       } else if (c != '\r') {
@@ -185,6 +188,7 @@ class LimitedStream final : public httplib::Stream {
 }  // namespace
 
 std::chrono::steady_clock::time_point request_start() { return t_request_start; }
+bool request_failed_in_front() { return t_front_failed; }
 
 HttpFront::~HttpFront() {
   stop_gracefully();
@@ -265,6 +269,14 @@ void HttpFront::accept_loop() {
       static const std::string busy =
           canned(503, "Service Unavailable", "overloaded", "queue_full", "server busy: too many queued connections");
       send_all(fd, busy.data(), busy.size(), 100);
+      if (on_front_answer) {
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        std::string ip;
+        int port = 0;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) ip_port(ss, ip, port);
+        on_front_answer(ip, 503);
+      }
       ::close(fd);
       continue;
     }
@@ -302,6 +314,15 @@ void HttpFront::worker_loop() {
 
 void HttpFront::serve_connection(int fd) {
   LimitedStream strm(fd, limits_);
+  auto front_answer = [&](int status, const std::string& r) {
+    send_all(fd, r.data(), r.size(), limits_.write_timeout_s * 1000);
+    if (on_front_answer) {
+      std::string ip;
+      int port = 0;
+      strm.get_remote_ip_and_port(ip, port);
+      on_front_answer(ip, status);
+    }
+  };
   for (size_t n = 0; n < limits_.keep_alive_max; ++n) {
     // Wait for the next request: idle connections are closed after the keep-alive timeout, and
     // at once when stopping (a connection just accepted gets its first request read).
@@ -326,22 +347,19 @@ void HttpFront::serve_connection(int fd) {
     bool ok = process_request(strm, close_connection, connection_closed, [](httplib::Request&) {});
     if (strm.head_too_large()) {
       stats_.head_too_large.fetch_add(1);
-      std::string r = canned(431, "Request Header Fields Too Large", "invalid_request_error", "headers_too_large",
-                             "request head exceeds the header limits");
-      send_all(fd, r.data(), r.size(), limits_.write_timeout_s * 1000);
+      front_answer(431, canned(431, "Request Header Fields Too Large", "invalid_request_error", "headers_too_large",
+                             "request head exceeds the header limits"));
       return;
     }
     if (strm.body_too_large()) {
-      std::string r = canned(413, "Payload Too Large", "invalid_request_error", "payload_too_large",
-                             "request body too large");
-      send_all(fd, r.data(), r.size(), limits_.write_timeout_s * 1000);
+      front_answer(413, canned(413, "Payload Too Large", "invalid_request_error", "payload_too_large",
+                             "request body too large"));
       return;
     }
     if (strm.timed_out()) {
       stats_.timed_out.fetch_add(1);
-      std::string r = canned(408, "Request Timeout", "invalid_request_error", "request_timeout",
-                             "the request did not arrive within the request timeout");
-      send_all(fd, r.data(), r.size(), limits_.write_timeout_s * 1000);
+      front_answer(408, canned(408, "Request Timeout", "invalid_request_error", "request_timeout",
+                             "the request did not arrive within the request timeout"));
       return;
     }
     if (!ok || close_connection || connection_closed) return;

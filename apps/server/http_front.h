@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -64,6 +65,9 @@ class HttpFront : public httplib::Server {
   bool stopping() const { return stopping_.load(); }
   size_t queue_depth() const;
   const FrontStats& front_stats() const { return stats_; }
+  // Called for each answer the front writes itself (503, 408, 431, 413), for the access log:
+  // (client address, status). Set before start().
+  std::function<void(const std::string&, int)> on_front_answer;
 
  private:
   void accept_loop();
@@ -87,4 +91,7 @@ class HttpFront : public httplib::Server {
 namespace embedscope::server {
 // When the request being served on this thread started (its first byte), for access logs.
 std::chrono::steady_clock::time_point request_start();
+// Whether the request on this thread failed in the front (timeout, head or body limit): the
+// front answers it and logs it (on_front_answer); httplib's own answer is not sent.
+bool request_failed_in_front();
 }  // namespace embedscope::server
