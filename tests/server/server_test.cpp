@@ -296,8 +296,14 @@ TEST_F(Serve, HealthInfoModelsAndMetrics) {
   EXPECT_EQ(m.body["data"][0]["id"], model());
   EXPECT_EQ(m.body["data"][0]["rows"], 50257);
 
+  // A request is counted by the access logger, which runs just after its answer is sent: poll
+  // (bounded) until the /v1/info answer above is counted.
   httplib::Client c("127.0.0.1", gpt2_->port());
-  auto r = c.Get("/metrics");
+  httplib::Result r = c.Get("/metrics");
+  for (int i = 0; i < 100 && r && r->body.find("route=\"/v1/info\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    r = c.Get("/metrics");
+  }
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_NE(r->body.find("embedscope_http_requests_total{route=\"/v1/info\"}"), std::string::npos) << r->body;
