@@ -7,11 +7,11 @@
 #
 #   bench/server_tsan.sh [BUILD_DIR]       (needs a release build: cmake --build build --target embedscope_server)
 #
-# Known: Debian's libcpp-httplib.so is not instrumented; its function-local static std::regex
-# objects (initialised on first use inside process_request) show up as races between the
-# initialising thread and later readers, because the inlined guard check in the uninstrumented
-# library is invisible to TSan. Reports whose frames are all inside libcpp-httplib.so's
-# std::regex code are those.
+# Seen (2026-12-01, 8 s of wrk at 32 connections + SIGTERM): 2 reports, both at one site inside
+# the uninstrumented libcpp-httplib.so (memcpy by the first request's thread, memcmp by a later
+# one, on a 64-byte block that thread allocated inside process_request; the address maps near
+# std::regex code), none in our code. Probably a first-use initialisation inside httplib whose
+# guard check TSan cannot see in uninstrumented code; not proven.
 set -euo pipefail
 BUILD=${1:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
