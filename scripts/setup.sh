@@ -24,6 +24,7 @@ APT_PACKAGES=(
   python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
+  wrk
   # reference tools and data (tests write real files with them)
   python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
   nodejs npm wordnet-base unicode-data bible-kjv-text

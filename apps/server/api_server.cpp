@@ -1,0 +1,683 @@
+#include "api_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <mutex>
+
+#include "embedscope/api/analogy.h"
+#include "embedscope/api/explore.h"
+#include "embedscope/api/neighbors.h"
+#include "embedscope/api/stats.h"
+#include "embedscope/api/text.h"
+#include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
+
+namespace embedscope::server {
+
+using json = nlohmann::json;
+
+bool secure_equal(const std::string& a, const std::string& b) {
+  size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? (unsigned char)a[i] : 0;
+    unsigned char y = i < b.size() ? (unsigned char)b[i] : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr a4{};
+  if (::inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+size_t json_depth(std::string_view s, size_t limit) {
+  size_t d = 0, max = 0;
+  bool in_str = false, esc = false;
+  for (char c : s) {
+    if (in_str) {
+      if (esc) esc = false;
+      else if (c == '\\') esc = true;
+      else if (c == '"') in_str = false;
+    } else if (c == '"') {
+      in_str = true;
+    } else if (c == '[' || c == '{') {
+      max = std::max(max, ++d);
+      if (max > limit) return max;
+    } else if ((c == ']' || c == '}') && d > 0) {
+      --d;
+    }
+  }
+  return max;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// An error answered to the client.
+struct HttpError {
+  int status;
+  std::string type, code, message;
+};
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& expected, const json& got) {
+  std::string g = api::dump_json(got, -1);
+  if (g.size() > 80) g = g.substr(0, 80) + "...";
+  throw HttpError{400, "invalid_request_error", "invalid_field",
+                  "field '" + field + "': expected " + expected + ", got " + g};
+}
+
+// Routes whose metrics are kept (anything else counts as "other": bounded label set).
+const char* const kRoutes[] = {"/health", "/metrics", "/v1/info", "/v1/models", "/v1/neighbors", "/v1/explore",
+                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "/v1/analogy", "/v1/stats", "other"};
+constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+constexpr size_t kNB = sizeof(kBuckets) / sizeof(kBuckets[0]);
+
+struct RouteMetrics {
+  uint64_t requests = 0, errors = 0;
+  uint64_t buckets[kNB + 1] = {};
+  double sum = 0;
+};
+
+class Metrics {
+ public:
+  void record(const std::string& path, int status, double seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    RouteMetrics& m = by_route_[route_label(path)];
+    ++m.requests;
+    if (status >= 400) ++m.errors;
+    size_t b = 0;
+    while (b < kNB && seconds > kBuckets[b]) ++b;
+    ++m.buckets[b];
+    m.sum += seconds;
+  }
+  std::string text(const HttpFront& f, const NeighborsBatcher& nb) const {
+    std::string o;
+    auto line = [&](const std::string& s) { o += s + "\n"; };
+    std::lock_guard<std::mutex> lock(mu_);
+    line("# HELP embedscope_http_requests_total HTTP requests answered, by route.");
+    line("# TYPE embedscope_http_requests_total counter");
+    for (auto& [r, m] : by_route_) line("embedscope_http_requests_total{route=\"" + r + "\"} " + std::to_string(m.requests));
+    line("# HELP embedscope_http_errors_total HTTP requests answered with status >= 400, by route.");
+    line("# TYPE embedscope_http_errors_total counter");
+    for (auto& [r, m] : by_route_) line("embedscope_http_errors_total{route=\"" + r + "\"} " + std::to_string(m.errors));
+    line("# HELP embedscope_http_request_duration_seconds Time from the request's first byte to its answer.");
+    line("# TYPE embedscope_http_request_duration_seconds histogram");
+    for (auto& [r, m] : by_route_) {
+      uint64_t cum = 0;
+      for (size_t b = 0; b <= kNB; ++b) {
+        cum += m.buckets[b];
+        char le[32];
+        if (b < kNB) std::snprintf(le, sizeof le, "%g", kBuckets[b]);
+        else std::snprintf(le, sizeof le, "+Inf");
+        line("embedscope_http_request_duration_seconds_bucket{route=\"" + r + "\",le=\"" + le + "\"} " +
+             std::to_string(cum));
+      }
+      char sum[64];
+      std::snprintf(sum, sizeof sum, "%.6f", m.sum);
+      line("embedscope_http_request_duration_seconds_sum{route=\"" + r + "\"} " + sum);
+      line("embedscope_http_request_duration_seconds_count{route=\"" + r + "\"} " + std::to_string(m.requests));
+    }
+    const FrontStats& s = f.front_stats();
+    line("# TYPE embedscope_http_queue_depth gauge");
+    line("embedscope_http_queue_depth " + std::to_string(f.queue_depth()));
+    line("# TYPE embedscope_http_active_connections gauge");
+    line("embedscope_http_active_connections " + std::to_string(s.active.load()));
+    line("# TYPE embedscope_http_connections_accepted_total counter");
+    line("embedscope_http_connections_accepted_total " + std::to_string(s.accepted.load()));
+    line("# HELP embedscope_http_rejected_total Connections answered by the front itself.");
+    line("# TYPE embedscope_http_rejected_total counter");
+    line("embedscope_http_rejected_total{reason=\"queue_full\"} " + std::to_string(s.rejected_busy.load()));
+    line("embedscope_http_rejected_total{reason=\"request_timeout\"} " + std::to_string(s.timed_out.load()));
+    line("embedscope_http_rejected_total{reason=\"headers_too_large\"} " + std::to_string(s.head_too_large.load()));
+    line("# TYPE embedscope_neighbors_queue_depth gauge");
+    line("embedscope_neighbors_queue_depth " + std::to_string(nb.queued()));
+    line("# HELP embedscope_neighbors_batches_total Search calls made by the micro-batcher.");
+    line("# TYPE embedscope_neighbors_batches_total counter");
+    line("embedscope_neighbors_batches_total " + std::to_string(nb.stats().batches.load()));
+    line("# TYPE embedscope_neighbors_batched_queries_total counter");
+    line("embedscope_neighbors_batched_queries_total " + std::to_string(nb.stats().queries.load()));
+    line("# TYPE embedscope_models_loaded gauge");
+    line("embedscope_models_loaded 1");
+    return o;
+  }
+
+ private:
+  static std::string route_label(const std::string& path) {
+    for (const char* r : kRoutes)
+      if (path == r) return r;
+    return "other";
+  }
+  mutable std::mutex mu_;
+  std::map<std::string, RouteMetrics> by_route_;
+};
+
+json error_body(const std::string& type, const std::string& code, const std::string& message) {
+  return json{{"error", {{"message", message}, {"type", type}, {"code", code}}}};
+}
+
+HttpError from_library(const Error& e) {
+  std::string code(error_code_name(e.code()));
+  switch (e.code()) {
+    case ErrorCode::kInvalidArgument: return {400, "invalid_request_error", code, e.what()};
+    case ErrorCode::kNotFound:
+    case ErrorCode::kOutOfRange:
+    case ErrorCode::kUnsupported: return {422, "invalid_request_error", code, e.what()};
+    case ErrorCode::kCorrupt:
+    case ErrorCode::kIo: break;
+  }
+  return {500, "server_error", code, e.what()};
+}
+
+std::string utc_now() {
+  char ts[32];
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return ts;
+}
+
+const char* status_reason(int s) {
+  switch (s) {
+    case 400: return "bad request";
+    case 404: return "not found";
+    case 405: return "method not allowed";
+    case 413: return "request body too large";
+    case 414: return "request URI too long";
+    case 416: return "range not satisfiable";
+    default: return s >= 500 ? "internal error" : "bad request";
+  }
+}
+
+// Typed field access: each names the field and the value it rejects.
+struct Body {
+  const json& j;
+  bool has(const char* f) const { return j.contains(f) && !j.at(f).is_null(); }
+  const json& at(const char* f) const {
+    if (!has(f)) throw HttpError{400, "invalid_request_error", "missing_field", std::string("field '") + f + "' is required"};
+    return j.at(f);
+  }
+  int64_t integer(const char* f, int64_t dflt, int64_t lo, int64_t hi) const {
+    if (!has(f)) return dflt;
+    const json& v = j.at(f);
+    std::string want = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+    if (!v.is_number_integer()) bad_field(f, want, v);
+    if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || int64_t(v.get<uint64_t>()) < lo)
+                               : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+      bad_field(f, want, v);
+    return v.get<int64_t>();
+  }
+  bool boolean(const char* f, bool dflt) const {
+    if (!has(f)) return dflt;
+    if (!j.at(f).is_boolean()) bad_field(f, "true or false", j.at(f));
+    return j.at(f).get<bool>();
+  }
+  std::string choice(const char* f, std::initializer_list<const char*> allowed, const char* dflt) const {
+    if (!has(f)) return dflt;
+    const json& v = j.at(f);
+    std::string want = "one of";
+    for (const char* a : allowed) want += std::string(" \"") + a + "\"";
+    if (!v.is_string()) bad_field(f, want, v);
+    for (const char* a : allowed)
+      if (v.get<std::string>() == a) return a;
+    bad_field(f, want, v);
+  }
+  std::string string(const char* f, size_t max_bytes) const {
+    const json& v = at(f);
+    if (!v.is_string()) bad_field(f, "a string", v);
+    if (v.get_ref<const std::string&>().size() > max_bytes)
+      bad_field(f, "a string of at most " + std::to_string(max_bytes) + " bytes", json("(" +
+                std::to_string(v.get_ref<const std::string&>().size()) + " bytes)"));
+    return v.get<std::string>();
+  }
+};
+
+std::vector<int64_t> id_list(const json& v, const std::string& field) {
+  if (!v.is_array()) bad_field(field, "a list of token ids", v);
+  std::vector<int64_t> ids;
+  ids.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number_integer()) bad_field(field + "[" + std::to_string(i) + "]", "an integer token id", v[i]);
+    if (v[i].is_number_unsigned() && v[i].get<uint64_t>() > uint64_t(INT64_MAX))
+      bad_field(field + "[" + std::to_string(i) + "]", "an integer token id", v[i]);
+    ids.push_back(v[i].get<int64_t>());
+  }
+  return ids;
+}
+
+std::string base64(const void* data, size_t n) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::string o;
+  o.reserve((n + 2) / 3 * 4);
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = uint32_t(p[i]) << 16 | (i + 1 < n ? uint32_t(p[i + 1]) << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    o += t[v >> 18 & 63];
+    o += t[v >> 12 & 63];
+    o += i + 1 < n ? t[v >> 6 & 63] : '=';
+    o += i + 2 < n ? t[v & 63] : '=';
+  }
+  return o;
+}
+
+}  // namespace
+
+static ServerOptions with_body_limit(ServerOptions o) {
+  o.front.max_body_bytes = o.payload_max + (64 << 10);  // + room for chunk framing
+  return o;
+}
+
+struct ApiServer::Impl {
+  ModelHandlePtr h;
+  ServerOptions o;
+  HttpFront front;
+  NeighborsBatcher batcher;
+  Metrics metrics;
+
+  Impl(ModelHandlePtr handle, ServerOptions opts)
+      : h(std::move(handle)), o(with_body_limit(std::move(opts))), front(o.front),
+        batcher(h, o.micro_batch_max, o.micro_batch_wait_us) {}
+
+  size_t k_limit() const { return std::min(o.max_k, h->n_search_rows()); }
+
+  // ---- plumbing ----
+  static void send_json(httplib::Response& res, int status, const json& j) {
+    res.status = status;
+    res.set_content(api::dump_json(j, -1), "application/json");
+  }
+  static void send_error(httplib::Response& res, const HttpError& e) {
+    send_json(res, e.status, error_body(e.type, e.code, e.message));
+  }
+
+  json parse_body(const httplib::Request& req) const {
+    std::string ct = req.get_header_value("Content-Type");
+    if (ct.rfind("application/json", 0) != 0)
+      throw HttpError{400, "invalid_request_error", "invalid_content_type",
+                      "Content-Type must be application/json, got '" + ct.substr(0, 80) + "'"};
+    if (size_t d = json_depth(req.body, o.max_json_depth); d > o.max_json_depth)
+      throw HttpError{400, "invalid_request_error", "nesting_too_deep",
+                      "JSON nesting too deep: more than " + std::to_string(o.max_json_depth) + " levels"};
+    json j;
+    try {
+      j = json::parse(req.body);
+    } catch (const json::exception& e) {
+      throw HttpError{400, "invalid_request_error", "invalid_json", std::string("malformed JSON: ") + e.what()};
+    }
+    if (!j.is_object())
+      throw HttpError{400, "invalid_request_error", "invalid_json",
+                      std::string("the body must be a JSON object, got ") + j.type_name()};
+    if (j.contains("model") && !j["model"].is_null()) {
+      const json& m = j["model"];
+      if (!m.is_string()) bad_field("model", "a string", m);
+      const std::string& name = m.get_ref<const std::string&>();
+      if (name != h->name() && name != h->model().path && !(h->is_default() && name == "default"))
+        throw HttpError{404, "invalid_request_error", "model_not_found",
+                        "model '" + name.substr(0, 200) + "' is not served here (GET /v1/models lists '" +
+                            h->name() + "')"};
+    }
+    return j;
+  }
+
+  // Runs a route body with every failure turned into a JSON error.
+  template <class F>
+  void guarded(httplib::Response& res, F&& fn) {
+    try {
+      fn();
+    } catch (const HttpError& e) {
+      send_error(res, e);
+    } catch (const Error& e) {
+      send_error(res, from_library(e));
+    } catch (const std::bad_alloc&) {
+      send_error(res, {500, "server_error", "out_of_memory", "out of memory while answering the request"});
+    } catch (const std::exception& e) {
+      send_error(res, {500, "server_error", "internal", std::string("internal error: ") + e.what()});
+    } catch (...) {
+      send_error(res, {500, "server_error", "internal", "internal error (unknown exception)"});
+    }
+  }
+
+  void post(const char* path, void (Impl::*fn)(const json&, httplib::Response&)) {
+    front.Post(path, [this, fn](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { (this->*fn)(parse_body(req), res); });
+    });
+  }
+
+  // ---- routes ----
+  api::NeighborQuery query_of(const json& v, const std::string& field) const {
+    if (v.is_string()) {
+      const std::string& s = v.get_ref<const std::string&>();
+      if (s.empty()) bad_field(field, "a non-empty word", v);
+      if (s.size() > o.max_query_bytes)
+        bad_field(field, "a word of at most " + std::to_string(o.max_query_bytes) + " bytes",
+                  json("(" + std::to_string(s.size()) + " bytes)"));
+      return api::NeighborQuery::word(s);
+    }
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) bad_field(field, "a row id", v);
+      return api::NeighborQuery::row(v.get<int64_t>());
+    }
+    if (v.is_array()) {
+      std::vector<float> vec;
+      vec.reserve(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_number()) bad_field(field + "[" + std::to_string(i) + "]", "a number", v[i]);
+        double x = v[i].get<double>();
+        if (!std::isfinite(float(x))) bad_field(field + "[" + std::to_string(i) + "]", "a finite float", v[i]);
+        vec.push_back(float(x));
+      }
+      if (vec.size() != h->table().dim())
+        bad_field(field, "a vector of " + std::to_string(h->table().dim()) + " numbers",
+                  json("(" + std::to_string(vec.size()) + " numbers)"));
+      return api::NeighborQuery::vec(std::move(vec));
+    }
+    if (v.is_object() && v.contains("expr")) {
+      const json& e = v["expr"];
+      if (!e.is_string() || e.get_ref<const std::string&>().empty() ||
+          e.get_ref<const std::string&>().size() > o.max_query_bytes)
+        bad_field(field + ".expr", "an expression string such as \"king - man + woman\"", e);
+      return api::NeighborQuery::expr(e.get<std::string>());
+    }
+    bad_field(field, "a word, a row id, a vector, {\"expr\": ...} or a list of these", v);
+  }
+
+  void neighbors(const json& j, httplib::Response& res, bool& announced) {
+    Body b{j};
+    api::NeighborsRequest r;
+    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit())));
+    r.metric = b.choice("metric", {"cosine", "dot", "l2"}, "cosine");
+    r.mode = b.choice("mode", {"exact", "fast"}, "exact");
+    r.include_query = b.boolean("include_query", false);
+    r.center = b.boolean("center", false);
+    if (b.has("filters")) {
+      const json& f = j["filters"];
+      if (!f.is_object()) bad_field("filters", "an object {ids, top_n, min_count, class}", f);
+      Body fb{f};
+      for (auto it = f.begin(); it != f.end(); ++it)
+        if (it.key() != "ids" && it.key() != "top_n" && it.key() != "min_count" && it.key() != "class")
+          bad_field("filters." + it.key(), "one of ids, top_n, min_count, class (regex and word files are "
+                    "not accepted over HTTP)", it.value());
+      if (fb.has("ids")) {
+        for (int64_t id : id_list(f["ids"], "filters.ids")) {
+          if (id < 0 || uint64_t(id) >= h->table().n_rows())
+            bad_field("filters.ids", "row ids below " + std::to_string(h->table().n_rows()), id);
+          r.filter.ids.push_back(TokenId(id));
+        }
+      }
+      r.filter.top_n = size_t(fb.integer("top_n", 0, 0, int64_t(h->table().n_rows())));
+      r.filter.min_count = uint64_t(fb.integer("min_count", 0, 0, INT64_MAX));
+      if (fb.has("class")) r.filter.token_class = parse_token_class(fb.choice("class", {"any", "word", "alpha", "no-special"}, "any"));
+    }
+    const json& q = b.at("query");
+    bool is_batch = q.is_array() && !q.empty() && !std::all_of(q.begin(), q.end(), [](const json& x) { return x.is_number(); });
+    if (!is_batch) {
+      r.queries.push_back(query_of(q, "query"));
+      announced = false;  // submit() withdraws the announcement
+      send_json(res, 200, api::to_json(*h, batcher.submit(std::move(r))));
+      return;
+    }
+    if (q.size() > o.max_batch)
+      bad_field("query", "at most " + std::to_string(o.max_batch) + " queries", json("(" + std::to_string(q.size()) + " queries)"));
+    for (size_t i = 0; i < q.size(); ++i) r.queries.push_back(query_of(q[i], "query[" + std::to_string(i) + "]"));
+    r.force_batch = true;
+    announced = false;
+    batcher.withdraw();
+    api::NeighborsResult out = api::neighbors(*h, r);
+    send_json(res, 200, api::to_json(*h, out));
+  }
+
+  void explore(const json& j, httplib::Response& res) {
+    Body b{j};
+    api::ExploreRequest r;
+    r.word = b.string("query", o.max_query_bytes);
+    if (r.word.empty()) bad_field("query", "a non-empty word", j["query"]);
+    r.k = size_t(b.integer("k", 10, 1, int64_t(std::min<size_t>(k_limit(), 100))));
+    r.seed = uint64_t(b.integer("seed", 42, 0, INT64_MAX));
+    r.all_tokens = b.boolean("all_tokens", false);
+    ExploreResult out = api::explore(*h, r);
+    send_json(res, 200, api::to_json(*h, out));
+  }
+
+  void analogy(const json& j, httplib::Response& res) {
+    Body b{j};
+    api::AnalogyRequest r;
+    r.a = b.string("a", o.max_query_bytes);
+    r.b = b.string("b", o.max_query_bytes);
+    r.c = b.string("c", o.max_query_bytes);
+    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit())));
+    r.method = b.choice("method", {"3cosadd", "3cosmul"}, "3cosadd");
+    r.mode = b.choice("mode", {"exact", "fast"}, "exact");
+    r.include_query = b.boolean("include_query", false);
+    send_json(res, 200, api::to_json(*h, api::analogy(*h, r)));
+  }
+
+  void tokenize(const json& j, httplib::Response& res) {
+    Body b{j};
+    const char* f = b.has("text") ? "text" : "input";
+    std::string text = b.string(f, o.payload_max);
+    send_json(res, 200, api::to_json(api::tokenize(*h, text, b.boolean("allow_special", false))));
+  }
+
+  void decode(const json& j, httplib::Response& res) {
+    Body b{j};
+    std::vector<int64_t> ids = id_list(b.at("ids"), "ids");
+    send_json(res, 200, api::to_json(api::decode(*h, ids)));
+  }
+
+  api::EmbedRequest embed_request(const json& in, const std::string& field) const {
+    api::EmbedRequest r;
+    if (in.is_string()) {
+      r.texts.push_back(in.get<std::string>());
+    } else if (in.is_array() && !in.empty() && in[0].is_number_integer()) {
+      r.id_lists.push_back(id_list(in, field));
+    } else if (in.is_array() && !in.empty()) {
+      if (in.size() > o.max_batch)
+        bad_field(field, "at most " + std::to_string(o.max_batch) + " inputs", json("(" + std::to_string(in.size()) + " inputs)"));
+      bool texts = in[0].is_string();
+      for (size_t i = 0; i < in.size(); ++i) {
+        std::string fi = field + "[" + std::to_string(i) + "]";
+        if (texts) {
+          if (!in[i].is_string()) bad_field(fi, "a string (like the other inputs)", in[i]);
+          r.texts.push_back(in[i].get<std::string>());
+        } else {
+          r.id_lists.push_back(id_list(in[i], fi));
+        }
+      }
+    } else {
+      bad_field(field, "a string, a list of strings or a list of token-id lists", in);
+    }
+    return r;
+  }
+
+  void embeddings(const json& j, httplib::Response& res) {
+    Body b{j};
+    api::EmbedRequest r = embed_request(b.at("input"), "input");
+    bool b64 = b.choice("encoding_format", {"float", "base64"}, "float") == "base64";
+    api::EmbedResult e = api::embed(*h, r);
+    json data = json::array();
+    for (size_t i = 0; i < e.vectors.size(); ++i) {
+      json emb;
+      if (b64) {
+        emb = base64(e.vectors[i].data(), e.vectors[i].size() * sizeof(float));
+      } else {
+        emb = json::array();
+        for (float x : e.vectors[i]) emb.push_back(api::finite_or_null(x));
+      }
+      data.push_back({{"object", "embedding"}, {"embedding", std::move(emb)}, {"index", i}});
+    }
+    send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}, {"model", h->name()},
+                         {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
+  }
+
+  void similarity(const json& j, httplib::Response& res) {
+    Body b{j};
+    const json& in = b.at("inputs");
+    if (!in.is_object()) bad_field("inputs", "an object {source_sentence, sentences}", in);
+    Body ib{in};
+    api::EmbedRequest r;
+    r.texts.push_back(ib.string("source_sentence", o.payload_max));
+    const json& s = ib.at("sentences");
+    if (!s.is_array() || s.empty()) bad_field("inputs.sentences", "a non-empty list of strings", s);
+    if (s.size() > o.max_batch) bad_field("inputs.sentences", "at most " + std::to_string(o.max_batch) + " sentences", json(s.size()));
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!s[i].is_string()) bad_field("inputs.sentences[" + std::to_string(i) + "]", "a string", s[i]);
+      r.texts.push_back(s[i].get<std::string>());
+    }
+    api::EmbedResult e = api::embed(*h, r);
+    auto norm = [](const std::vector<float>& v) {
+      double n = 0;
+      for (float x : v) n += double(x) * x;
+      return std::sqrt(n);
+    };
+    const std::vector<float>& a = e.vectors[0];
+    json scores = json::array();
+    for (size_t i = 1; i < e.vectors.size(); ++i) {
+      double dot = 0;
+      for (size_t d = 0; d < a.size(); ++d) dot += double(a[d]) * e.vectors[i][d];
+      scores.push_back(api::finite_or_null(dot / (norm(a) * norm(e.vectors[i]))));  // 0/0 -> null
+    }
+    send_json(res, 200, {{"model", h->name()}, {"metric", "cosine"}, {"scores", std::move(scores)},
+                         {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
+  }
+
+  json info() const {
+    const EmbeddingTable& t = h->table();
+    return json{{"model", h->name()},
+                {"path", h->model().path},
+                {"rows", t.n_rows()},
+                {"dim", t.dim()},
+                {"search_rows", h->n_search_rows()},
+                {"tokenizer", h->tokenizer_source()},
+                {"threads", process_threads()},
+                {"version", "0.1.0"},
+                {"limits",
+                 {{"payload_bytes", o.payload_max}, {"json_depth", o.max_json_depth}, {"k", k_limit()},
+                  {"batch", o.max_batch}, {"query_bytes", o.max_query_bytes},
+                  {"header_lines", o.front.max_header_lines}, {"header_bytes", o.front.max_header_bytes},
+                  {"uri_bytes", 8192}, {"request_timeout_s", o.front.request_timeout_s},
+                  {"read_timeout_s", o.front.read_timeout_s}, {"write_timeout_s", o.front.write_timeout_s},
+                  {"keep_alive_timeout_s", o.front.keep_alive_timeout_s}, {"workers", o.front.workers},
+                  {"max_queued", o.front.max_queued}, {"micro_batch", o.micro_batch_max},
+                  {"micro_batch_wait_us", o.micro_batch_wait_us}}}};
+  }
+
+  void install() {
+    front.set_payload_max_length(o.payload_max);
+    front.set_read_timeout(o.front.read_timeout_s, 0);
+    front.set_write_timeout(o.front.write_timeout_s, 0);
+    front.set_keep_alive_timeout(o.front.keep_alive_timeout_s);
+    front.set_keep_alive_max_count(o.front.keep_alive_max);
+    front.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      // Compressed bodies are refused before they are read: httplib would inflate them without
+      // a limit (a gzip bomb).
+      if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity") {
+        send_error(res, {415, "invalid_request_error", "unsupported_encoding",
+                         "Content-Encoding '" + req.get_header_value("Content-Encoding").substr(0, 40) +
+                             "' is not accepted; send the body uncompressed"});
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (!o.api_key.empty() && req.path != "/health") {
+        std::string a = req.get_header_value("Authorization");
+        std::string want = "Bearer " + o.api_key;
+        if (!secure_equal(a, want)) {
+          res.set_header("WWW-Authenticate", "Bearer");
+          send_error(res, {401, "authentication_error", "invalid_api_key", "missing or wrong API key (Authorization: Bearer KEY)"});
+          return httplib::Server::HandlerResponse::Handled;
+        }
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    front.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;  // our own JSON error
+      int s = res.status;
+      std::string code = s == 404 ? "not_found" : s == 413 ? "payload_too_large" : s == 414 ? "uri_too_long"
+                       : s == 405 ? "method_not_allowed" : "bad_request";
+      std::string msg = s == 404 ? "no route " + req.method + " " + req.path.substr(0, 200) + " (see docs/http_api.md)"
+                      : s == 413 ? "request body too large" : std::string(status_reason(s));
+      send_json(res, s, error_body(s >= 500 ? "server_error" : "invalid_request_error", code, msg));
+    });
+    front.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      send_error(res, {500, "server_error", "internal", "internal error"});
+    });
+    front.on_front_answer = [this](const std::string& remote, int status) {
+      metrics.record("other", status, 0);
+      if (o.access_log)
+        std::fprintf(stderr, "%s %s - - %d 0 (answered by the front)\n", utc_now().c_str(), remote.c_str(), status);
+    };
+    front.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      if (request_failed_in_front()) return;  // logged by on_front_answer
+      double secs = std::chrono::duration<double>(Clock::now() - request_start()).count();
+      metrics.record(req.path, res.status, secs);
+      if (!o.access_log) return;
+      std::string ts = utc_now();
+      std::string path = req.path.substr(0, 200);
+      for (char& c : path)
+        if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
+      std::fprintf(stderr, "%s %s %s %s %d %zu %.3fms\n", ts.c_str(), req.remote_addr.c_str(), req.method.c_str(),
+                   path.c_str(), res.status, res.body.size(), secs * 1e3);
+    });
+    front.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, {{"status", front.stopping() ? "stopping" : "ok"}});
+    });
+    front.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.text(front, batcher), "text/plain; version=0.0.4");
+    });
+    front.Get("/v1/info", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] { send_json(res, 200, info()); });
+    });
+    front.Get("/v1/stats", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] { send_json(res, 200, api::to_json(*h, *api::stats_cached(*h))); });
+    });
+    front.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      guarded(res, [&] {
+        json m{{"id", h->name()}, {"object", "model"}, {"owned_by", "embedscope"}, {"path", h->model().path},
+               {"rows", h->table().n_rows()}, {"dim", h->table().dim()}};
+        send_json(res, 200, {{"object", "list"}, {"data", json::array({m})}});
+      });
+    });
+    // Announced before parsing, so the batcher may wait (bounded) for this request's query.
+    front.Post("/v1/neighbors", [this](const httplib::Request& req, httplib::Response& res) {
+      batcher.announce();
+      bool announced = true;
+      guarded(res, [&] { neighbors(parse_body(req), res, announced); });
+      if (announced) batcher.withdraw();
+    });
+    post("/v1/explore", &Impl::explore);
+    post("/v1/analogy", &Impl::analogy);
+    post("/v1/tokenize", &Impl::tokenize);
+    post("/v1/decode", &Impl::decode);
+    post("/v1/embeddings", &Impl::embeddings);
+    post("/v1/similarity", &Impl::similarity);
+  }
+};
+
+ApiServer::ApiServer(ModelHandlePtr h, ServerOptions o) : impl_(std::make_unique<Impl>(std::move(h), std::move(o))) {
+  impl_->install();
+}
+
+ApiServer::~ApiServer() { stop(); }
+
+int ApiServer::start() {
+  int port = impl_->front.bind_listen(impl_->o.host, impl_->o.port);
+  impl_->front.start();
+  return port;
+}
+
+void ApiServer::stop() {
+  impl_->front.stop_gracefully();
+  impl_->batcher.stop();
+}
+
+}  // namespace embedscope::server
