@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "command.h"
+#include "embedscope/api/analogy.h"
 #include "embedscope/core/error.h"
 #include "search_cli.h"
 
@@ -21,29 +22,21 @@ int run_analogy(AnalogyOpts o) {
                     std::to_string(o.f.args.size()));
   LoadedSearch ls = load_search(ref, o.f);
   std::optional<std::vector<uint8_t>> allow;
-  SearchOptions so = search_options(ls, o.f, &allow);
-  AnalogyMethod method = parse_analogy_method(o.method);
-  std::vector<Term> terms;
-  json inputs = json::array();
-  const float weights[3] = {-1.0f, 1.0f, 1.0f};  // gensim: positive=[b, c], negative=[a]
-  for (size_t i = 0; i < 3; ++i) {
-    ResolvedWord r;
-    terms.push_back(resolve_term(ls, o.f.args[i], weights[i], &r));
-    json p = resolved_json(r);
-    p["word"] = o.f.args[i];
-    inputs.push_back(p);
-    if (!o.f.include_query) so.exclude.insert(so.exclude.end(), r.exclude.begin(), r.exclude.end());
-  }
-  double t0 = now_ms();
-  auto nn = analogy(*ls.searcher, terms, method, so);
-  double ms = now_ms() - t0;
+  FilterSpec spec;
+  SearchOptions so = search_options(ls, o.f, &allow, &spec);
+  if (so.metric != Metric::kCosine)
+    throw Error(ErrorCode::kInvalidArgument, "analogy ranks by cosine; drop --metric " + o.f.metric);
+  api::AnalogyResult r = api::analogy(*ls.handle, {.a = o.f.args[0], .b = o.f.args[1], .c = o.f.args[2],
+                                                   .k = so.k, .method = o.method, .mode = o.f.mode,
+                                                   .include_query = o.f.include_query, .center = o.f.center,
+                                                   .filter = spec});
   if (o.f.json) {
-    print_json(json{{"a", o.f.args[0]}, {"b", o.f.args[1]}, {"c", o.f.args[2]},
-                    {"method", analogy_method_name(method)}, {"mode", search_mode_name(so.mode)},
-                    {"inputs", inputs}, {"model", ls.model->path}, {"elapsed_ms", ms},
-                    {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}});
+    print_json(api::to_json(*ls.handle, r));
     return kExitOk;
   }
+  const auto& nn = r.neighbors;
+  const double ms = r.elapsed_ms;
+  const AnalogyMethod method = r.method;
   std::printf("%s : %s :: %s : ?   (%s, %.2f ms)\n", printable(o.f.args[0]).c_str(),
               printable(o.f.args[1]).c_str(), printable(o.f.args[2]).c_str(),
               std::string(analogy_method_name(method)).c_str(), ms);

@@ -5,7 +5,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "embedscope/analysis/table_stats.h"
+#include "embedscope/api/stats.h"
+#include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
 namespace {
@@ -16,31 +17,15 @@ struct Opts {
   bool json = false;
 };
 
-json dist_json(const Distribution& d) {
-  return {{"mean", finite_or_null(d.mean)}, {"sd", finite_or_null(d.sd)}, {"min", finite_or_null(d.min)},
-          {"p01", finite_or_null(d.p01)},   {"p50", finite_or_null(d.p50)}, {"p99", finite_or_null(d.p99)},
-          {"max", finite_or_null(d.max)}};
-}
-
 int run(Opts o) {
-  Model m = load_model_ref(o.model);
-  o.s.n_rows_limit = m.n_search_rows;
-  TableStats s = table_stats(m.emb.table, o.s);
+  if (o.s.n_threads == 0) o.s.n_threads = process_threads();
+  ModelHandlePtr h = open_handle(o.model);
+  const Model& m = h->model();
+  TableStats s = api::stats(*h, o.s);
   const auto& v = m.emb.vocab;
   auto name = [&](TokenId id) { return size_t(id) < v.size() ? printable(v.token(id)) : "#" + std::to_string(id); };
   if (o.json) {
-    json hubs = json::array();
-    for (auto& [id, c] : s.top_hubs) hubs.push_back({{"id", id}, {"token", name(id)}, {"k_occurrence", c}});
-    json pca = json::array();
-    for (double x : s.pca_explained) pca.push_back(finite_or_null(x));
-    print_json({{"model", m.ref}, {"rows", s.n_rows}, {"dim", s.dim},
-                {"norms", dist_json(s.norms)}, {"zero_rows", s.n_zero}, {"nonfinite_rows", s.n_nonfinite},
-                {"anisotropy", {{"mean_cos_to_mean", finite_or_null(s.mean_cos_to_mean)},
-                                {"random_pair_cos", dist_json(s.pair_cos)}}},
-                {"hubness", {{"k", s.hub_k}, {"queries", s.n_queries},
-                             {"k_occurrence_skew", finite_or_null(s.k_occurrence_skew)},
-                             {"antihub_share", finite_or_null(s.antihub_share)}, {"top_hubs", hubs}}},
-                {"pca_explained", pca}});
+    print_json(api::to_json(*h, s));
     return kExitOk;
   }
   std::printf("%s: %zu rows x %zu dims\n", m.ref.c_str(), s.n_rows, s.dim);

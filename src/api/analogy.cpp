@@ -19,6 +19,8 @@ AnalogyResult analogy(const ModelHandle& h, const AnalogyRequest& r) {
   so.mode = res.mode;
   so.n_rows_limit = h.words().n_rows();
   const WordLookup& words = h.words();
+  std::optional<std::vector<uint8_t>> allow = build_filter(r.filter, words);
+  if (allow) so.allow = &*allow;
   std::vector<Term> terms;
   res.inputs = json::array();
   const float weights[3] = {-1.0f, 1.0f, 1.0f};  // gensim: positive=[b, c], negative=[a]
@@ -35,7 +37,7 @@ AnalogyResult analogy(const ModelHandle& h, const AnalogyRequest& r) {
     res.inputs.push_back(p);
     if (!r.include_query) so.exclude.insert(so.exclude.end(), rw->exclude.begin(), rw->exclude.end());
   }
-  auto ss = shared_searcher(h, false);
+  auto ss = shared_searcher(h, r.center);
   auto t0 = std::chrono::steady_clock::now();
   res.neighbors = ss->with([&](const Searcher& s) { return embedscope::analogy(s, terms, res.method, so); });
   res.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

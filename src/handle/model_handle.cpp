@@ -111,6 +111,11 @@ std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref, const Han
   return from_model(std::move(m), options, true);
 }
 
+std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref) {
+  static const HandleOptions kDefaults;
+  return open(ref, kDefaults);
+}
+
 std::shared_ptr<ModelHandle> ModelHandle::from_model(Model model, const HandleOptions& options, bool is_default) {
   return std::shared_ptr<ModelHandle>(new ModelHandle(std::move(model), options, is_default));
 }

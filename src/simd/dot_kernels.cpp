@@ -1,9 +1,11 @@
 // Highway kernels behind dot_kernels.h. This file is compiled once per x86 target by
 // foreach_target.h; HWY_DYNAMIC_DISPATCH picks the best one the CPU supports on first call.
+// clang-format off: foreach_target.h must come first, before any other Highway header.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/dot_kernels.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
+// clang-format on
 
 #include <cstring>
 

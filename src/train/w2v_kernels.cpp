@@ -27,11 +27,13 @@
 //     gradient), so it is opt-in.
 //     Ji et al. update the output rows once, after the whole window; we update them after each
 //     context instead: stale rows cost analogy accuracy, and updating in place is no slower.
+// clang-format off: foreach_target.h must come first, before any other Highway header.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
+// clang-format on
 
 #include <atomic>
 #include <cmath>

@@ -17,6 +17,7 @@
 
 #include "embedscope/api/common.h"
 #include "embedscope/search/analogy.h"
+#include "embedscope/search/filters.h"
 
 namespace embedscope::api {
 
@@ -26,6 +27,8 @@ struct AnalogyRequest {
   std::string method = "3cosadd";   // 3cosadd, 3cosmul (also add, mul)
   std::string mode = "exact";       // exact, fast
   bool include_query = false;       // keep a, b and c's rows in the answer
+  bool center = false;              // subtract the mean row (anisotropy correction)
+  FilterSpec filter;                // only these rows may be answers (search/filters.h)
 };
 
 struct AnalogyResult {

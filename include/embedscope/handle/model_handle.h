@@ -84,7 +84,8 @@ class ModelHandle {
  public:
   // Opens `ref` ("" = the default model). The matrix is mapped, not copied; the tokenizer is
   // chosen now but loaded on first use of tokenizer() / words().
-  static std::shared_ptr<ModelHandle> open(const std::string& ref, const HandleOptions& options = {});
+  static std::shared_ptr<ModelHandle> open(const std::string& ref, const HandleOptions& options);
+  static std::shared_ptr<ModelHandle> open(const std::string& ref);
   // Wraps an already loaded model (tests, the trainer's output).
   static std::shared_ptr<ModelHandle> from_model(Model model, const HandleOptions& options = {},
                                                  bool is_default = false);
