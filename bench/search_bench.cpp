@@ -13,7 +13,6 @@
 //                                     exact ground truth cover only those rows.
 // Prints the active SIMD target and thread count.
 #include <benchmark/benchmark.h>
-#include "embedscope/core/blas.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +25,7 @@
 #include <random>
 #include <thread>
 
+#include "embedscope/core/blas.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/search/hnsw_index.h"
 #include "embedscope/search/searcher.h"
@@ -89,14 +89,15 @@ std::vector<uint8_t> read_u8(const std::string& path, size_t n) {
   return v;
 }
 
-double sgemm_gflops(const float* w, size_t n, size_t dim, const float* q, size_t nq, size_t threads) {
+double sgemm_gflops(const float* w, size_t n, size_t dim, const float* q, size_t nq,
+                    size_t threads) {
   embedscope::blas::set_num_threads(int(threads));
   std::vector<float> c(n * nq);
   double best = 1e9;
   for (int rep = 0; rep < 3; ++rep) {
     double t0 = now_s();
-    embedscope::blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(n), int(dim), 1.0f, q,
-                int(dim), w, int(dim), 0.0f, c.data(), int(n));
+    embedscope::blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(n), int(dim),
+                            1.0f, q, int(dim), w, int(dim), 0.0f, c.data(), int(n));
     best = std::min(best, now_s() - t0);
   }
   return 2.0 * double(n) * double(nq) * double(dim) / best / 1e9;
@@ -120,8 +121,9 @@ double median_ms(size_t reps, F&& f) {
 
 int compare(int argc, char** argv) {
   if (argc < 8) {
-    std::fprintf(stderr, "usage: search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--f16] [--ids Q.i32] "
-                         "[--seen S.u8] [--hnsw M EFC EF1,EF2,...]\n");
+    std::fprintf(stderr,
+                 "usage: search_bench --compare W.f32 N DIM Q.f32 NQ THREADS [--f16] [--ids Q.i32] "
+                 "[--seen S.u8] [--hnsw M EFC EF1,EF2,...]\n");
     return 2;
   }
   const std::string wpath = argv[2], qpath = argv[5];
@@ -133,9 +135,12 @@ int compare(int argc, char** argv) {
   std::vector<size_t> efs;
   for (int i = 8; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--f16") half = true;
-    else if (a == "--ids" && i + 1 < argc) ids_path = argv[++i];
-    else if (a == "--seen" && i + 1 < argc) seen_path = argv[++i];
+    if (a == "--f16")
+      half = true;
+    else if (a == "--ids" && i + 1 < argc)
+      ids_path = argv[++i];
+    else if (a == "--seen" && i + 1 < argc)
+      seen_path = argv[++i];
     else if (a == "--hnsw" && i + 3 < argc) {
       hnsw = true;
       hM = std::stoul(argv[++i]);
@@ -159,7 +164,8 @@ int compare(int argc, char** argv) {
   }
   std::vector<uint8_t> seen;
   if (!seen_path.empty()) seen = read_u8(seen_path, n);
-  nlohmann::json j{{"target", simd::active_target()}, {"threads", threads}, {"rows", n}, {"dim", dim}};
+  nlohmann::json j{
+      {"target", simd::active_target()}, {"threads", threads}, {"rows", n}, {"dim", dim}};
   j["read_bandwidth_gbs"] = read_bandwidth_gbs(w.data(), n, dim, threads);
   j["sgemm_gflops"] = sgemm_gflops(w.data(), n, dim, q.data(), nq, threads);
   // The kernel family OpenBLAS was told to use (inherited; "auto" = its own CPU detection).
@@ -184,28 +190,33 @@ int compare(int argc, char** argv) {
   size_t same = 0;
   const size_t n_check = std::min<size_t>(nq, 200);
   for (size_t i = 0; i < n_check; ++i)
-    same += s.search(qrow(i), opts(i, SearchMode::kExact)) == s.search(qrow(i), opts(i, SearchMode::kFast));
+    same += s.search(qrow(i), opts(i, SearchMode::kExact)) ==
+            s.search(qrow(i), opts(i, SearchMode::kFast));
   j["fast_identical_top10"] = double(same) / double(n_check);
   j["n_check"] = n_check;
   SearchOptions ex{.k = 10};
   // Median of 5 (an odd count: a real median, not the slower of two) and the fastest run.
-  j["batch_ms"] = median_ms(5, [&](size_t) { benchmark::DoNotOptimize(s.search_batch(q, nq, ex)); });
+  j["batch_ms"] =
+      median_ms(5, [&](size_t) { benchmark::DoNotOptimize(s.search_batch(q, nq, ex)); });
   j["batch_best_ms"] = g_last_best_ms;
   j["batch_queries"] = nq;
   if (half) {
     for (DType dt : {DType::kF16, DType::kBF16}) {
       std::vector<uint16_t> h(w.size());
-      for (size_t i = 0; i < h.size(); ++i) h[i] = dt == DType::kF16 ? f32_to_f16(w[i]) : f32_to_bf16(w[i]);
+      for (size_t i = 0; i < h.size(); ++i)
+        h[i] = dt == DType::kF16 ? f32_to_f16(w[i]) : f32_to_bf16(w[i]);
       Searcher sh(EmbeddingTable::from_u16(n, dim, dt, std::move(h)), {.n_threads = threads});
-      j[std::string("exact_") + std::string(dtype_name(dt)) + "_ms"] = median_ms(n_single, [&](size_t r) {
-        benchmark::DoNotOptimize(sh.search(qrow(r), opts(r, SearchMode::kExact)));
-      });
+      j[std::string("exact_") + std::string(dtype_name(dt)) + "_ms"] =
+          median_ms(n_single, [&](size_t r) {
+            benchmark::DoNotOptimize(sh.search(qrow(r), opts(r, SearchMode::kExact)));
+          });
     }
   }
   if (hnsw) {
     const std::vector<uint8_t>* allow = seen.empty() ? nullptr : &seen;
     double t0 = now_s();
-    HnswIndex ix = HnswIndex::build(t, {.M = hM, .ef_construction = hefc, .n_threads = threads, .allow = allow});
+    HnswIndex ix = HnswIndex::build(
+        t, {.M = hM, .ef_construction = hefc, .n_threads = threads, .allow = allow});
     j["hnsw_build_s"] = now_s() - t0;
     j["hnsw_M"] = hM;
     j["hnsw_efc"] = hefc;
@@ -219,7 +230,8 @@ int compare(int argc, char** argv) {
       return o;
     };
     for (size_t i = 0; i < n_check; ++i) truth.push_back(s.search(qrow(i), exact_opts(i)));
-    j["hnsw_exact_ms"] = median_ms(n_single, [&](size_t r) { benchmark::DoNotOptimize(s.search(qrow(r), exact_opts(r))); });
+    j["hnsw_exact_ms"] = median_ms(
+        n_single, [&](size_t r) { benchmark::DoNotOptimize(s.search(qrow(r), exact_opts(r))); });
     auto hopts = [&](size_t i, size_t ef) {
       HnswSearchOptions o{.k = 10, .ef = ef};
       if (!ids.empty()) o.exclude = {ids[i % nq]};
@@ -233,8 +245,10 @@ int compare(int argc, char** argv) {
         for (auto& x : truth[i])
           for (auto& y : a) hit += x.id == y.id;
       }
-      double ms = median_ms(n_check, [&](size_t r) { benchmark::DoNotOptimize(ix.search(qrow(r), hopts(r, ef))); });
-      runs.push_back({{"ef", ef}, {"recall_at_10", double(hit) / double(n_check * 10)}, {"ms", ms}});
+      double ms = median_ms(
+          n_check, [&](size_t r) { benchmark::DoNotOptimize(ix.search(qrow(r), hopts(r, ef))); });
+      runs.push_back(
+          {{"ef", ef}, {"recall_at_10", double(hit) / double(n_check * 10)}, {"ms", ms}});
     }
     j["hnsw"] = runs;
   }
@@ -249,7 +263,8 @@ EmbeddingTable random_table(size_t n, size_t dim, DType dt) {
   for (float& x : v) x = nd(g);
   if (dt == DType::kF32) return EmbeddingTable::from_f32(n, dim, std::move(v));
   std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < h.size(); ++i) h[i] = dt == DType::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
+  for (size_t i = 0; i < h.size(); ++i)
+    h[i] = dt == DType::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
   return EmbeddingTable::from_u16(n, dim, dt, std::move(h));
 }
 
@@ -264,9 +279,18 @@ void BM_Search(benchmark::State& st, DType dt, SearchMode mode) {
   st.SetBytesProcessed(int64_t(st.iterations()) * int64_t(t.byte_size()));
   st.SetLabel(std::string(simd::active_target()) + " threads=" + std::to_string(threads));
 }
-BENCHMARK_CAPTURE(BM_Search, exact_f32, DType::kF32, SearchMode::kExact)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Search, exact_bf16, DType::kBF16, SearchMode::kExact)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Search, fast_f32, DType::kF32, SearchMode::kFast)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, exact_f32, DType::kF32, SearchMode::kExact)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, exact_bf16, DType::kBF16, SearchMode::kExact)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, fast_f32, DType::kF32, SearchMode::kFast)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Batch(benchmark::State& st) {
   const size_t threads = size_t(st.range(0)), nq = 256;

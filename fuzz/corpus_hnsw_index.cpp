@@ -27,18 +27,25 @@ int main(int argc, char** argv) {
     for (float& x : v) x = nd(g);
     return EmbeddingTable::from_f32(n, dim, std::move(v));
   };
-  struct Case { const char* name; size_t n, dim, M, efc; bool half; };
+  struct Case {
+    const char* name;
+    size_t n, dim, M, efc;
+    bool half;
+  };
   // M 2 on 60 rows gives several levels (mult = 1/ln 2), so upper-level link lists are seeded.
-  const Case cases[] = {{"one-row", 1, 4, 2, 4, false},   {"tiny", 8, 3, 2, 8, false},
-                        {"levels", 60, 4, 2, 16, false},  {"m4", 40, 8, 4, 20, false},
+  const Case cases[] = {{"one-row", 1, 4, 2, 4, false},
+                        {"tiny", 8, 3, 2, 8, false},
+                        {"levels", 60, 4, 2, 16, false},
+                        {"m4", 40, 8, 4, 20, false},
                         {"allow-half", 30, 5, 3, 10, true}};
   std::vector<uint8_t> allow;
   for (const Case& c : cases) {
     EmbeddingTable t = table(c.n, c.dim, uint32_t(c.n * 31 + c.dim));
     allow.assign(c.n, 0);
     for (size_t i = 0; i < c.n; i += 2) allow[i] = 1;
-    HnswIndex ix = HnswIndex::build(t, {.M = c.M, .ef_construction = c.efc, .n_threads = 1,
-                                        .allow = c.half ? &allow : nullptr});
+    HnswIndex ix = HnswIndex::build(
+        t,
+        {.M = c.M, .ef_construction = c.efc, .n_threads = 1, .allow = c.half ? &allow : nullptr});
     const fs::path p = dir / (std::string("good-") + c.name + ".hnsw");
     ix.save(p.string(), table_content_hash(t));
     ++n_files;

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   for (const auto& c : embedscope::test::npy_bad_files()) put("bad-" + c.id, c.bytes);
   for (const auto& c : embedscope::test::npy_good_files()) put("good-" + c.id, c.bytes);
   using namespace embedscope;
-  save_npy((dir / "good-writer-f4.npy").string(), EmbeddingTable::from_f32(2, 3, {1, 2, 3, 4, 5, 6}));
+  save_npy((dir / "good-writer-f4.npy").string(),
+           EmbeddingTable::from_f32(2, 3, {1, 2, 3, 4, 5, 6}));
   save_npy((dir / "good-writer-f2.npy").string(),
            EmbeddingTable::from_u16(2, 2, DType::kF16, {0x3c00, 0, 0x8000, 0x7bff}));
   std::printf("wrote %zu seed files to %s\n", n + 2, dir.c_str());

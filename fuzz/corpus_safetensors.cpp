@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   o.metadata["source"] = "corpus";
   save_safetensors_embeddings((dir / "good-writer-vocab.safetensors").string(), t, &v, o);
   save_safetensors_embeddings((dir / "good-writer-bf16.safetensors").string(),
-                              EmbeddingTable::from_u16(2, 2, DType::kBF16, {1, 2, 3, 4}), nullptr, {});
+                              EmbeddingTable::from_u16(2, 2, DType::kBF16, {1, 2, 3, 4}), nullptr,
+                              {});
   std::printf("wrote %zu seed files to %s\n", n + 2, dir.c_str());
   return 0;
 }

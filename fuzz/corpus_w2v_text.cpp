@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   v.add("caf\xc3\xa9");
   v.add("x");
   save_word2vec_text((dir / "good-writer.txt").string(),
-                       EmbeddingTable::from_f32(2, 3, {1.5f, -2, 1e-30f, 0, 3e38f, 0.1f}), v);
+                     EmbeddingTable::from_f32(2, 3, {1.5f, -2, 1e-30f, 0, 3e38f, 0.1f}), v);
   std::printf("wrote %zu seed files to %s\n", n + 1, dir.c_str());
   return 0;
 }

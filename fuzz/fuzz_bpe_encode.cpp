@@ -54,7 +54,8 @@ BpeParts trained_parts(PreTokenizerKind kind) {
     std::string joined = parts.tokens[size_t(best.first)] + parts.tokens[size_t(best.second)];
     auto [it, fresh] = id_of.emplace(joined, TokenId(parts.tokens.size()));
     if (fresh) parts.tokens.push_back(joined);
-    parts.merges.push_back({parts.tokens[size_t(best.first)], parts.tokens[size_t(best.second)], size_t(m + 1)});
+    parts.merges.push_back(
+        {parts.tokens[size_t(best.first)], parts.tokens[size_t(best.second)], size_t(m + 1)});
     for (auto& w : words) {
       std::vector<TokenId> out;
       for (size_t i = 0; i < w.size(); ++i) {

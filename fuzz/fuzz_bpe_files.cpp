@@ -16,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view vocab = in.substr(0, nul);
   std::string_view merges = nul == std::string_view::npos ? std::string_view() : in.substr(nul + 1);
   try {
-    BpeTokenizer tok = BpeTokenizer::from_buffers(vocab, merges, "fuzz-vocab.json", "fuzz-merges.txt");
-    fuzz::check_tokenizer(tok, "The quick brown fox's 123 naïve 日本語 \xF0\x9F\x98\x80  \n\xFF", true);
+    BpeTokenizer tok =
+        BpeTokenizer::from_buffers(vocab, merges, "fuzz-vocab.json", "fuzz-merges.txt");
+    fuzz::check_tokenizer(tok, "The quick brown fox's 123 naïve 日本語 \xF0\x9F\x98\x80  \n\xFF",
+                          true);
     fuzz::check_tokenizer(tok, in.substr(0, 512), true);
   } catch (const Error&) {
   }

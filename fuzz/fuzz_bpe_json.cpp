@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   try {
     BpeTokenizer tok = BpeTokenizer::from_tokenizer_json_text(in, "fuzz-tokenizer.json");
-    fuzz::check_tokenizer(tok, "The quick brown fox's 123 naïve 日本語 \xF0\x9F\x98\x80  \r\n\xFF", false);
+    fuzz::check_tokenizer(tok, "The quick brown fox's 123 naïve 日本語 \xF0\x9F\x98\x80  \r\n\xFF",
+                          false);
     fuzz::check_tokenizer(tok, in.substr(0, 512), false);
   } catch (const Error&) {
   }

@@ -19,15 +19,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const GgufKv& kv : g.kvs()) {
       if (kv.type != GgufValueType::kArray) continue;
       try {
-        if (kv.array_type == GgufValueType::kString) g.string_array(kv.key);
-        else if (kv.array_type == GgufValueType::kFloat32 || kv.array_type == GgufValueType::kFloat64) g.float_array(kv.key);
-        else if (kv.array_type != GgufValueType::kBool) g.int_array(kv.key);
+        if (kv.array_type == GgufValueType::kString)
+          g.string_array(kv.key);
+        else if (kv.array_type == GgufValueType::kFloat32 ||
+                 kv.array_type == GgufValueType::kFloat64)
+          g.float_array(kv.key);
+        else if (kv.array_type != GgufValueType::kBool)
+          g.int_array(kv.key);
       } catch (const Error&) {
       }
     }
     for (const GgufTensorInfo& t : g.tensors()) {
       auto b = g.tensor_bytes(t);
-      if (b.data() < buf->data() || b.size() > size || b.data() + b.size() > buf->data() + size) std::abort();
+      if (b.data() < buf->data() || b.size() > size || b.data() + b.size() > buf->data() + size)
+        std::abort();
       if (t.shape.size() != 2 || t.n_elements > (size_t(1) << 24)) continue;
       try {
         LoadedEmbeddings e = g.load_matrix(t.name);

@@ -32,7 +32,8 @@ std::optional<nlohmann::json> header_of(std::span<const uint8_t> in, uint64_t* h
   if (in.size() < 16 || std::memcmp(in.data(), "ESHNSW01", 8) != 0) return std::nullopt;
   std::memcpy(hl, in.data() + 8, 8);
   if (*hl > in.size() - 16) return std::nullopt;
-  nlohmann::json h = nlohmann::json::parse(in.begin() + 16, in.begin() + 16 + long(*hl), nullptr, false);
+  nlohmann::json h =
+      nlohmann::json::parse(in.begin() + 16, in.begin() + 16 + long(*hl), nullptr, false);
   if (h.is_discarded() || !h.is_object()) return std::nullopt;
   return h;
 }

@@ -16,9 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size) std::memcpy(buf->data(), data, size);
   try {
     LoadedEmbeddings e = load_npy_bytes(buf, *buf, "fuzz.npy");
-    if (e.table.zero_copy() &&
-        (e.table.data() < buf->data() || e.table.byte_size() > size ||
-         e.table.data() + e.table.byte_size() > buf->data() + size))
+    if (e.table.zero_copy() && (e.table.data() < buf->data() || e.table.byte_size() > size ||
+                                e.table.data() + e.table.byte_size() > buf->data() + size))
       std::abort();
     // dim == 0: EmbeddingTable::row_f32 memcpy()s from/to a null pointer (UBSan), a core
     // issue reported to its owner; skip until it returns early for empty rows.

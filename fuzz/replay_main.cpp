@@ -114,7 +114,9 @@ void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t& t) noex
 void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_free(p); }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  counted_free(p);
+}
 void operator delete(void* p) noexcept { counted_free(p); }
 void operator delete[](void* p) noexcept { counted_free(p); }
 void operator delete(void* p, size_t) noexcept { counted_free(p); }
@@ -158,15 +160,16 @@ int main(int argc, char** argv) {
     run_one(in, f.string(), st);
     size_t lim = std::min(in.size(), kMutateBytes);
     for (size_t n = 0; n < lim; ++n)
-      run_one(std::vector<uint8_t>(in.begin(), in.begin() + n), f.string() + " [:" + std::to_string(n) + "]", st);
+      run_one(std::vector<uint8_t>(in.begin(), in.begin() + n),
+              f.string() + " [:" + std::to_string(n) + "]", st);
     for (size_t i = 0; i < lim; ++i) {
       std::vector<uint8_t> m = in;
       m[i] ^= 0xff;
       run_one(m, f.string() + " [byte " + std::to_string(i) + " flipped]", st);
     }
   }
-  std::printf("replayed %zu inputs from %zu files; largest allocation peak %lld bytes (%s)\n", st.runs,
-              files.size(), static_cast<long long>(st.worst), st.worst_name.c_str());
+  std::printf("replayed %zu inputs from %zu files; largest allocation peak %lld bytes (%s)\n",
+              st.runs, files.size(), static_cast<long long>(st.worst), st.worst_name.c_str());
   if (files.empty()) std::printf("note: no seed files given, fixed inputs only\n");
   return st.over ? 1 : 0;
 }

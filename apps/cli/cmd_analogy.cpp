@@ -25,10 +25,16 @@ int run_analogy(AnalogyOpts o) {
   FilterSpec spec;
   SearchOptions so = search_options(ls, o.f, &allow, &spec);
   if (so.metric != Metric::kCosine)
-    throw Error(ErrorCode::kInvalidArgument, "analogy ranks by cosine; drop --metric " + o.f.metric);
-  api::AnalogyResult r = api::analogy(*ls.handle, {.a = o.f.args[0], .b = o.f.args[1], .c = o.f.args[2],
-                                                   .k = so.k, .method = o.method, .mode = o.f.mode,
-                                                   .include_query = o.f.include_query, .center = o.f.center,
+    throw Error(ErrorCode::kInvalidArgument,
+                "analogy ranks by cosine; drop --metric " + o.f.metric);
+  api::AnalogyResult r = api::analogy(*ls.handle, {.a = o.f.args[0],
+                                                   .b = o.f.args[1],
+                                                   .c = o.f.args[2],
+                                                   .k = so.k,
+                                                   .method = o.method,
+                                                   .mode = o.f.mode,
+                                                   .include_query = o.f.include_query,
+                                                   .center = o.f.center,
                                                    .filter = spec});
   if (o.f.json) {
     print_json(api::to_json(*ls.handle, r));
@@ -50,12 +56,15 @@ Command reg(
       auto o = std::make_shared<AnalogyOpts>();
       app.add_option("ARGS", o->f.args, "[FILE] A B C");
       add_search_flags(app, o->f, true);
-      app.add_option("--method", o->method, "3cosadd (default; gensim most_similar) or 3cosmul (most_similar_cosmul)");
+      app.add_option("--method", o->method,
+                     "3cosadd (default; gensim most_similar) or 3cosmul (most_similar_cosmul)");
       app.footer(
           "Example:\n"
           "  embedscope analogy vectors.bin man king woman -k 5 --json     # queen ...\n"
           "Inputs are unit-normalised and excluded from the answer (--include-query keeps them).\n"
-          "JSON: {\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...],\"elapsed_ms\"}");
+          "JSON: "
+          "{\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...],"
+          "\"elapsed_ms\"}");
       return [o] { return run_analogy(*o); };
     },
     21);

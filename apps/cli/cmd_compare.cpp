@@ -21,9 +21,15 @@ int run(Opts o) {
   if (o.json) {
     json ov = json::array(), mv = json::array();
     for (auto& w : r.overlaps) ov.push_back({{"word", printable(w.word)}, {"overlap", w.overlap}});
-    for (auto& w : r.moved) mv.push_back({{"word", printable(w.word)}, {"drift", finite_or_null(w.drift)}});
-    json j = {{"a", a.ref}, {"b", b.ref}, {"shared_rows", r.n_shared}, {"matched_by", r.matched_by},
-              {"k", o.c.k}, {"mean_overlap", finite_or_null(r.mean_overlap)}, {"overlaps", ov},
+    for (auto& w : r.moved)
+      mv.push_back({{"word", printable(w.word)}, {"drift", finite_or_null(w.drift)}});
+    json j = {{"a", a.ref},
+              {"b", b.ref},
+              {"shared_rows", r.n_shared},
+              {"matched_by", r.matched_by},
+              {"k", o.c.k},
+              {"mean_overlap", finite_or_null(r.mean_overlap)},
+              {"overlaps", ov},
               {"aligned", r.aligned}};
     if (r.aligned) {
       j["mean_drift"] = finite_or_null(r.mean_drift);
@@ -33,15 +39,17 @@ int run(Opts o) {
     print_json(j);
     return kExitOk;
   }
-  std::printf("%s vs %s: %zu shared rows (matched by %s)\n", a.ref.c_str(), b.ref.c_str(), r.n_shared,
-              r.matched_by.c_str());
+  std::printf("%s vs %s: %zu shared rows (matched by %s)\n", a.ref.c_str(), b.ref.c_str(),
+              r.n_shared, r.matched_by.c_str());
   std::printf("overlap@%zu: %.3f mean over %zu words\n", o.c.k, r.mean_overlap, r.overlaps.size());
   if (r.aligned) {
-    std::printf("Procrustes-aligned drift (1 - cos): mean %.4f, median %.4f\n", r.mean_drift, r.median_drift);
+    std::printf("Procrustes-aligned drift (1 - cos): mean %.4f, median %.4f\n", r.mean_drift,
+                r.median_drift);
     std::printf("moved most:\n");
     for (auto& w : r.moved) std::printf("  %-20s %.4f\n", printable(w.word).c_str(), w.drift);
   } else {
-    std::printf("dims differ (%zu vs %zu): no Procrustes alignment\n", a.emb.table.dim(), b.emb.table.dim());
+    std::printf("dims differ (%zu vs %zu): no Procrustes alignment\n", a.emb.table.dim(),
+                b.emb.table.dim());
   }
   return kExitOk;
 }
@@ -53,12 +61,16 @@ Command reg(
       app.add_option("A", o->a, "first model (file, folder or hub id)")->required();
       app.add_option("B", o->b, "second model (shared vocabulary or same tokenizer)")->required();
       app.add_option("-k", o->c.k, "neighbours for overlap@k")->capture_default_str();
-      app.add_option("--words", o->c.n_words, "sampled shared words for overlap (0 = all)")->capture_default_str();
-      app.add_option("--moved", o->c.n_moved, "rows that moved most to list")->capture_default_str();
+      app.add_option("--words", o->c.n_words, "sampled shared words for overlap (0 = all)")
+          ->capture_default_str();
+      app.add_option("--moved", o->c.n_moved, "rows that moved most to list")
+          ->capture_default_str();
       app.add_option("--seed", o->c.seed, "sampling seed")->capture_default_str();
       app.add_option("--threads", o->c.n_threads, "search threads")->capture_default_str();
       app.add_flag("--json", o->json, "machine-readable output");
-      app.footer("Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare a.vec b.vec --json");
+      app.footer(
+          "Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare a.vec "
+          "b.vec --json");
       return [o] { return run(*o); };
     },
     61);

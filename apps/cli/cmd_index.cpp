@@ -21,7 +21,8 @@ struct IndexOpts {
 int run_build(IndexOpts o) {
   std::string ref = take_model_ref(o.f, 0);
   if (!o.f.args.empty())
-    throw Error(ErrorCode::kInvalidArgument, "index build takes one model (FILE or --model), got extra '" + o.f.args[0] + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "index build takes one model (FILE or --model), got extra '" + o.f.args[0] + "'");
   double t0 = now_ms();
   Model m = load_model_ref(ref);
   size_t n = m.n_search_rows ? m.n_search_rows : m.emb.table.n_rows();
@@ -31,17 +32,27 @@ int run_build(IndexOpts o) {
   if (!o.all_rows) seen = trained_rows(m.emb.vocab.counts(), m.emb.metadata);
   const bool seen_only = seen.has_value();
   double t1 = now_ms();
-  HnswIndex ix = HnswIndex::build(m.emb.table, {.M = o.M, .ef_construction = o.ef_construction,
-                                                .n_threads = o.f.threads, .n_rows = n,
+  HnswIndex ix = HnswIndex::build(m.emb.table, {.M = o.M,
+                                                .ef_construction = o.ef_construction,
+                                                .n_threads = o.f.threads,
+                                                .n_rows = n,
                                                 .allow = seen_only ? &*seen : nullptr});
   double build_ms = now_ms() - t1;
   uint64_t h = table_content_hash(m.emb.table);
   ix.save(o.out, h);
-  json j{{"index", o.out}, {"model", m.path}, {"rows", n}, {"indexed_rows", ix.n_indexed()},
-         {"rows_selected", seen_only ? "trained (count >= min_count)" : "all"}, {"dim", m.emb.table.dim()},
-         {"M", o.M}, {"ef_construction", o.ef_construction}, {"model_hash", hash_hex(h)},
-         {"build_ms", build_ms}, {"total_ms", now_ms() - t0}};
-  if (o.f.json) print_json(j);
+  json j{{"index", o.out},
+         {"model", m.path},
+         {"rows", n},
+         {"indexed_rows", ix.n_indexed()},
+         {"rows_selected", seen_only ? "trained (count >= min_count)" : "all"},
+         {"dim", m.emb.table.dim()},
+         {"M", o.M},
+         {"ef_construction", o.ef_construction},
+         {"model_hash", hash_hex(h)},
+         {"build_ms", build_ms},
+         {"total_ms", now_ms() - t0}};
+  if (o.f.json)
+    print_json(j);
   else
     std::printf("wrote %s: %zu of %zu rows%s, M %zu, ef_construction %zu, built in %.0f ms\n",
                 o.out.c_str(), ix.n_indexed(), n, seen_only ? " (trained)" : "", o.M,
@@ -51,7 +62,8 @@ int run_build(IndexOpts o) {
 
 int run_query(IndexOpts o) {
   std::string ref = take_model_ref(o.f, 1);
-  if (o.f.args.size() != 1) throw Error(ErrorCode::kInvalidArgument, "index query needs one query WORD (or #ID)");
+  if (o.f.args.size() != 1)
+    throw Error(ErrorCode::kInvalidArgument, "index query needs one query WORD (or #ID)");
   LoadedSearch ls = load_search(ref, o.f);
   std::optional<std::vector<uint8_t>> allow;
   SearchOptions so = search_options(ls, o.f, &allow);
@@ -65,8 +77,13 @@ int run_query(IndexOpts o) {
   t0 = now_ms();
   auto nn = ix.search(q, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
   double ms = now_ms() - t0;
-  json j{{"query", o.f.args[0]}, {"resolved", resolved_json(r)}, {"mode", "hnsw"}, {"ef", o.ef},
-         {"elapsed_ms", ms}, {"index_load_ms", load_ms}, {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
+  json j{{"query", o.f.args[0]},
+         {"resolved", resolved_json(r)},
+         {"mode", "hnsw"},
+         {"ef", o.ef},
+         {"elapsed_ms", ms},
+         {"index_load_ms", load_ms},
+         {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
   if (o.check_recall) {
     std::vector<uint8_t> both;
     restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
@@ -78,8 +95,10 @@ int run_query(IndexOpts o) {
     for (const Neighbor& e : exact) {
       bool found = false;
       for (const Neighbor& a : nn) found = found || a.id == e.id;
-      if (found) ++hit;
-      else missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
+      if (found)
+        ++hit;
+      else
+        missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
     }
     j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
     j["missed"] = missed;
@@ -88,11 +107,13 @@ int run_query(IndexOpts o) {
     print_json(j);
     return kExitOk;
   }
-  std::printf("neighbors of '%s' (hnsw, ef %zu, %.3f ms):\n", printable(o.f.args[0]).c_str(), o.ef, ms);
+  std::printf("neighbors of '%s' (hnsw, ef %zu, %.3f ms):\n", printable(o.f.args[0]).c_str(), o.ef,
+              ms);
   print_neighbors(ls, nn, Metric::kCosine);
   if (o.check_recall) {
     std::printf("recall@%zu vs exact: %.3f", so.k, j["recall"].get<double>());
-    for (const auto& mm : j["missed"]) std::printf("  missed %s", printable(mm["token"].get<std::string>()).c_str());
+    for (const auto& mm : j["missed"])
+      std::printf("  missed %s", printable(mm["token"].get<std::string>()).c_str());
     std::printf("\n");
   }
   return kExitOk;
@@ -103,27 +124,35 @@ Command reg(
     [](CLI::App& app) -> Runner {
       auto o = std::make_shared<IndexOpts>();
       app.require_subcommand(1);
-      CLI::App* b = app.add_subcommand("build", "Build an index for a model and write it atomically");
+      CLI::App* b =
+          app.add_subcommand("build", "Build an index for a model and write it atomically");
       b->add_option("ARGS", o->f.args, "[FILE] the model");
       add_search_flags(*b, o->f, false);
       b->add_option("-o,--output", o->out, "index file to write")->required();
       b->add_option("--M", o->M, "HNSW graph degree (default 16)");
-      b->add_option("--ef-construction", o->ef_construction, "build-time search width (default 200)");
+      b->add_option("--ef-construction", o->ef_construction,
+                    "build-time search width (default 200)");
       b->add_flag("--all-rows", o->all_rows,
                   "also index rows never seen in training (by default a model with per-row counts "
                   "indexes only rows with count > 0)");
-      b->footer("Example:\n  embedscope index build --model vectors.bin -o vectors.hnsw --threads 2\n"
-                "The file stores the model's content hash; queries refuse it when the model changed.");
+      b->footer(
+          "Example:\n  embedscope index build --model vectors.bin -o vectors.hnsw --threads 2\n"
+          "The file stores the model's content hash; queries refuse it when the model changed.");
       CLI::App* q = app.add_subcommand("query", "Nearest neighbours from an index");
       q->add_option("ARGS", o->f.args, "[FILE] WORD");
       add_search_flags(*q, o->f, true);
       q->add_option("--index", o->index, "index file (embedscope index build)")->required();
       q->add_option("--ef", o->ef, "search width (default 64; larger = better recall, slower)");
-      q->add_flag("--check-recall", o->check_recall, "compare with exact search: recall@k and the missed rows");
-      q->footer("Example:\n  embedscope index query --model vectors.bin --index vectors.hnsw king --ef 100 --check-recall --json\n"
-                "JSON: {\"query\", \"neighbors\", \"mode\": \"hnsw\", \"elapsed_ms\", \"recall\", \"missed\"}");
-      app.footer("Examples:\n  embedscope index build --model vectors.bin -o v.hnsw\n"
-                 "  embedscope index query --model vectors.bin --index v.hnsw king --check-recall");
+      q->add_flag("--check-recall", o->check_recall,
+                  "compare with exact search: recall@k and the missed rows");
+      q->footer(
+          "Example:\n  embedscope index query --model vectors.bin --index vectors.hnsw king --ef "
+          "100 --check-recall --json\n"
+          "JSON: {\"query\", \"neighbors\", \"mode\": \"hnsw\", \"elapsed_ms\", \"recall\", "
+          "\"missed\"}");
+      app.footer(
+          "Examples:\n  embedscope index build --model vectors.bin -o v.hnsw\n"
+          "  embedscope index query --model vectors.bin --index v.hnsw king --check-recall");
       return [o, b] { return b->parsed() ? run_build(*o) : run_query(*o); };
     },
     25);

@@ -98,7 +98,8 @@ NormStats sampled_norm_stats(const EmbeddingTable& t) {
 // behind itself so RSS stays flat on a mapped table.
 NormStats norm_stats(const EmbeddingTable& t) {
   struct Part {
-    double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity(), sum = 0;
+    double min = std::numeric_limits<double>::infinity(),
+           max = -std::numeric_limits<double>::infinity(), sum = 0;
     size_t n_finite = 0;
     uint64_t nonfinite = 0;
   };
@@ -160,9 +161,11 @@ int run_info(const InfoOpts& o) {
   if (!o.file.empty() && !o.model.empty())
     throw Error(ErrorCode::kInvalidArgument, "give either FILE or --model, not both");
   ModelOptions mo;
-  if (o.matrix == "output") mo.matrix = MatrixKind::kOutput;
+  if (o.matrix == "output")
+    mo.matrix = MatrixKind::kOutput;
   else if (o.matrix != "input")
-    throw Error(ErrorCode::kInvalidArgument, "--matrix must be 'input' or 'output', got '" + o.matrix + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--matrix must be 'input' or 'output', got '" + o.matrix + "'");
   mo.tensor = o.tensor;
   std::string ref = !o.model.empty() ? o.model : o.file;
   double t0 = now_ms();
@@ -170,7 +173,8 @@ int run_info(const InfoOpts& o) {
   double load_ms = now_ms() - t0;
 
   const EmbeddingTable& t = m.emb.table;
-  const bool sample = !o.full_stats && t.byte_size() > kSampleAboveBytes && t.n_rows() > kSampleRows;
+  const bool sample =
+      !o.full_stats && t.byte_size() > kSampleAboveBytes && t.n_rows() > kSampleRows;
   NormStats ns = sample ? sampled_norm_stats(t) : norm_stats(t);
   double mn = ns.min, mx = ns.max, mean = ns.mean;
   uint64_t nonfinite = ns.nonfinite;
@@ -201,8 +205,11 @@ int run_info(const InfoOpts& o) {
     j["tokenizer_files"] = m.tokenizer_files;
     TokenizerPlan tp = plan_tokenizer(m);
     j["tokenizer"] = {{"source", tp.source}, {"name", tp.name}};
-    j["norms"] = {{"min", finite_or_null(mn)}, {"mean", finite_or_null(mean)}, {"max", finite_or_null(mx)},
-                  {"rows", ns.rows}, {"sampled", ns.sampled}};
+    j["norms"] = {{"min", finite_or_null(mn)},
+                  {"mean", finite_or_null(mean)},
+                  {"max", finite_or_null(mx)},
+                  {"rows", ns.rows},
+                  {"sampled", ns.sampled}};
     j["nonfinite"] = nonfinite;
     j["init_hint"] = m.init_hint;
     j["load_ms"] = load_ms;
@@ -270,9 +277,10 @@ static Command reg(
           ->check(CLI::IsMember({"input", "output"}));
       app.add_option("--tensor", o->tensor, "take this tensor instead of discovering one");
       app.add_flag("--json", o->json, "print one JSON object");
-      app.add_flag("--full-stats", o->full_stats,
-                   "norm statistics over every row (default: 4096 rows in 64 evenly spaced runs when "
-                   "the matrix is over 32 MB)");
+      app.add_flag(
+          "--full-stats", o->full_stats,
+          "norm statistics over every row (default: 4096 rows in 64 evenly spaced runs when "
+          "the matrix is over 32 MB)");
       return [o] { return run_info(*o); };
     },
     20);

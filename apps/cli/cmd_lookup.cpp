@@ -26,7 +26,8 @@ std::vector<TokenId> parse_ids(const std::string& s, size_t n_rows) {
     long long v = 0;
     auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || p != part.data() + part.size())
-      throw Error(ErrorCode::kInvalidArgument, "--ids: '" + std::string(part) + "' is not an integer");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--ids: '" + std::string(part) + "' is not an integer");
     if (v < 0 || size_t(v) >= n_rows)
       throw Error(ErrorCode::kOutOfRange, "--ids: id " + std::to_string(v) + " out of range [0, " +
                                               std::to_string(n_rows) + ")");
@@ -41,7 +42,8 @@ int run_lookup(const LookupOpts& oin) {
   // With --model every positional is the word: `lookup --model FILE war`.
   if (!o.model.empty() && !o.file.empty()) {
     if (!o.word.empty())
-      throw Error(ErrorCode::kInvalidArgument, "give the model once: either FILE or --model, then WORD");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "give the model once: either FILE or --model, then WORD");
     o.word = o.file;
     o.file.clear();
   }
@@ -57,7 +59,8 @@ int run_lookup(const LookupOpts& oin) {
     if (!id) id = m.emb.vocab.find(" " + o.word);  // byte-level BPE vocabularies: space-prefixed
     if (!id)
       throw Error(ErrorCode::kNotFound, "'" + o.word + "' is not in the vocabulary of " + m.path +
-                                            " (" + std::to_string(m.emb.vocab.size()) + " entries)");
+                                            " (" + std::to_string(m.emb.vocab.size()) +
+                                            " entries)");
     ids.push_back(*id);
   }
   if (!o.npy.empty()) {
@@ -65,7 +68,8 @@ int run_lookup(const LookupOpts& oin) {
     for (size_t i = 0; i < ids.size(); ++i) t.row_f32(size_t(ids[i]), data.data() + i * t.dim());
     SaveOptions so;
     so.format = FileFormat::kNpy;
-    save_embeddings(o.npy, EmbeddingTable::from_f32(ids.size(), t.dim(), std::move(data)), nullptr, so);
+    save_embeddings(o.npy, EmbeddingTable::from_f32(ids.size(), t.dim(), std::move(data)), nullptr,
+                    so);
     return 0;
   }
   auto token_of = [&](TokenId id) -> std::string {
@@ -90,19 +94,22 @@ int run_lookup(const LookupOpts& oin) {
   return 0;
 }
 
-Command reg("lookup", "Look rows up: a word or ids -> vectors (like nn.Embedding's forward)",
-            [](CLI::App& app) -> Runner {
-              auto o = std::make_shared<LookupOpts>();
-              app.add_option("FILE", o->file, "embedding file or model (default: --model)");
-              app.add_option("WORD", o->word, "word to look up");
-              app.add_option("--model,-m", o->model, "model reference (file, folder, hub id)");
-              app.add_option("--ids", o->ids, "comma-separated row ids, e.g. 1,2,3");
-              app.add_flag("--json", o->json, "print JSON {dim, rows:[{id, token, vector}]}");
-              app.add_option("--npy", o->npy, "write the rows as a float32 .npy file instead");
-              app.footer("Examples:\n  embedscope lookup vectors.bin king\n"
-                         "  embedscope lookup model.safetensors --ids 1,2,3 --npy rows.npy");
-              return [o] { return run_lookup(*o); };
-            }, 30);
+Command reg(
+    "lookup", "Look rows up: a word or ids -> vectors (like nn.Embedding's forward)",
+    [](CLI::App& app) -> Runner {
+      auto o = std::make_shared<LookupOpts>();
+      app.add_option("FILE", o->file, "embedding file or model (default: --model)");
+      app.add_option("WORD", o->word, "word to look up");
+      app.add_option("--model,-m", o->model, "model reference (file, folder, hub id)");
+      app.add_option("--ids", o->ids, "comma-separated row ids, e.g. 1,2,3");
+      app.add_flag("--json", o->json, "print JSON {dim, rows:[{id, token, vector}]}");
+      app.add_option("--npy", o->npy, "write the rows as a float32 .npy file instead");
+      app.footer(
+          "Examples:\n  embedscope lookup vectors.bin king\n"
+          "  embedscope lookup model.safetensors --ids 1,2,3 --npy rows.npy");
+      return [o] { return run_lookup(*o); };
+    },
+    30);
 
 struct ConvertOpts {
   std::string in, out, to, tensor;
@@ -116,22 +123,26 @@ int run_convert(const ConvertOpts& o) {
   if (!o.to.empty()) so.format = parse_format_name(o.to);
   const Vocabulary* vocab = m.emb.vocab.empty() ? nullptr : &m.emb.vocab;
   save_embeddings(o.out, m.emb.table, vocab, so);
-  std::fprintf(stderr, "wrote %s: %zu x %zu\n", o.out.c_str(), m.emb.table.n_rows(), m.emb.table.dim());
+  std::fprintf(stderr, "wrote %s: %zu x %zu\n", o.out.c_str(), m.emb.table.n_rows(),
+               m.emb.table.dim());
   return 0;
 }
 
-Command reg_convert("convert", "Convert an embedding matrix between formats",
-                    [](CLI::App& app) -> Runner {
-                      auto o = std::make_shared<ConvertOpts>();
-                      app.add_option("IN", o->in, "input file or model")->required();
-                      app.add_option("OUT", o->out, "output file (written atomically)")->required();
-                      app.add_option("--to", o->to,
-                                     "safetensors | npy | word2vec | word2vec-bin (default: from OUT's extension)");
-                      app.add_option("--tensor", o->tensor, "tensor to take from IN");
-                      app.footer("Example:\n  embedscope convert vectors.bin vectors.safetensors\n"
-                                 "  embedscope convert model.safetensors out.txt --to word2vec");
-                      return [o] { return run_convert(*o); };
-                    }, 40);
+Command reg_convert(
+    "convert", "Convert an embedding matrix between formats",
+    [](CLI::App& app) -> Runner {
+      auto o = std::make_shared<ConvertOpts>();
+      app.add_option("IN", o->in, "input file or model")->required();
+      app.add_option("OUT", o->out, "output file (written atomically)")->required();
+      app.add_option("--to", o->to,
+                     "safetensors | npy | word2vec | word2vec-bin (default: from OUT's extension)");
+      app.add_option("--tensor", o->tensor, "tensor to take from IN");
+      app.footer(
+          "Example:\n  embedscope convert vectors.bin vectors.safetensors\n"
+          "  embedscope convert model.safetensors out.txt --to word2vec");
+      return [o] { return run_convert(*o); };
+    },
+    40);
 
 }  // namespace
 }  // namespace embedscope::cli

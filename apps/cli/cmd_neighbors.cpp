@@ -1,8 +1,8 @@
 // embedscope neighbors: top-k nearest rows of a word, row id, vector or expression.
 #include <cstdio>
-#include <limits>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "command.h"
@@ -45,13 +45,14 @@ std::vector<float> read_vector(const std::string& path, size_t dim) {
     char* end = nullptr;
     float x = std::strtof(tok.c_str(), &end);
     if (end != tok.c_str() + tok.size() || !std::isfinite(x))
-      throw Error(ErrorCode::kInvalidArgument, path + ": value " + std::to_string(v.size()) +
-                                                   " '" + tok + "' is not a finite number");
+      throw Error(ErrorCode::kInvalidArgument, path + ": value " + std::to_string(v.size()) + " '" +
+                                                   tok + "' is not a finite number");
     v.push_back(x);
   }
   if (v.size() != dim)
     throw Error(ErrorCode::kInvalidArgument, path + ": " + std::to_string(v.size()) +
-                                                 " values, the model's dim is " + std::to_string(dim));
+                                                 " values, the model's dim is " +
+                                                 std::to_string(dim));
   return v;
 }
 
@@ -61,12 +62,14 @@ api::NeighborQuery make_query(const LoadedSearch& ls, const NeighborsOpts& o) {
     throw Error(ErrorCode::kInvalidArgument,
                 "give exactly one query: WORD, --id N, --vector FILE or --expr \"a - b + c\"");
   if (o.id != kNoId) return api::NeighborQuery::row(o.id);
-  if (!o.vector_file.empty()) return api::NeighborQuery::vec(read_vector(o.vector_file, ls.searcher->dim()), o.vector_file);
+  if (!o.vector_file.empty())
+    return api::NeighborQuery::vec(read_vector(o.vector_file, ls.searcher->dim()), o.vector_file);
   if (!o.expr.empty()) return api::NeighborQuery::expr(o.expr);
   return api::NeighborQuery::word(o.f.args[0]);
 }
 
-api::NeighborsRequest request_from(const NeighborsOpts& o, const SearchOptions& so, const FilterSpec& spec) {
+api::NeighborsRequest request_from(const NeighborsOpts& o, const SearchOptions& so,
+                                   const FilterSpec& spec) {
   api::NeighborsRequest r;
   r.k = so.k;
   r.metric = o.f.metric;
@@ -104,13 +107,15 @@ int run_batch(const LoadedSearch& ls, const NeighborsOpts& o, api::NeighborsRequ
       std::printf("%s: error: %s\n", printable(q).c_str(), a.error.c_str());
     }
   }
-  std::fprintf(stderr, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok, res.elapsed_ms,
-               std::string(search_mode_name(res.mode)).c_str(), res.threads, o.f.json ? "json" : "text");
+  std::fprintf(stderr, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok,
+               res.elapsed_ms, std::string(search_mode_name(res.mode)).c_str(), res.threads,
+               o.f.json ? "json" : "text");
   return kExitOk;
 }
 
 int run_neighbors(NeighborsOpts o) {
-  int n_words = (o.id != kNoId || !o.vector_file.empty() || !o.expr.empty() || !o.batch.empty()) ? 0 : 1;
+  int n_words =
+      (o.id != kNoId || !o.vector_file.empty() || !o.expr.empty() || !o.batch.empty()) ? 0 : 1;
   std::string ref = take_model_ref(o.f, n_words);
   LoadedSearch ls = load_search(ref, o.f);
   std::optional<std::vector<uint8_t>> allow;
@@ -120,7 +125,8 @@ int run_neighbors(NeighborsOpts o) {
   api::NeighborsRequest req = request_from(o, so, spec);
   if (!o.batch.empty()) {
     if (!o.f.args.empty() || o.id != kNoId || !o.vector_file.empty() || !o.expr.empty())
-      throw Error(ErrorCode::kInvalidArgument, "--batch takes its queries from the file; give no other query");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--batch takes its queries from the file; give no other query");
     return run_batch(ls, o, req);
   }
   req.queries.push_back(make_query(ls, o));
@@ -132,12 +138,16 @@ int run_neighbors(NeighborsOpts o) {
     nn = res.answers[0].neighbors;
   } else {
     if (so.metric != Metric::kCosine)
-      throw Error(ErrorCode::kInvalidArgument, "--index searches by cosine; drop --metric " + o.f.metric);
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--index searches by cosine; drop --metric " + o.f.metric);
     api::ResolvedQuery rq = api::resolve_query(*ls.handle, req.queries[0], o.f.center);
     const std::vector<float>& qv = rq.vec;
     if (!o.f.include_query) so.exclude = rq.own;
-    j = json{{"query", rq.query}, {"model", ls.model->path}, {"metric", metric_name(so.metric)},
-             {"k", so.k}, {"threads", ls.searcher->n_threads()}};
+    j = json{{"query", rq.query},
+             {"model", ls.model->path},
+             {"metric", metric_name(so.metric)},
+             {"k", so.k},
+             {"threads", ls.searcher->n_threads()}};
     if (!rq.resolved.is_null()) j["resolved"] = rq.resolved;
     double t0 = now_ms();
     HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
@@ -158,8 +168,10 @@ int run_neighbors(NeighborsOpts o) {
       for (const Neighbor& e : exact) {
         bool found = false;
         for (const Neighbor& a : nn) found = found || a.id == e.id;
-        if (found) ++hit;
-        else missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
+        if (found)
+          ++hit;
+        else
+          missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
       }
       j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
       j["missed"] = missed;
@@ -179,7 +191,8 @@ int run_neighbors(NeighborsOpts o) {
               j["elapsed_ms"].get<double>());
   if (j.contains("resolved") && j["resolved"].is_object() && j["resolved"]["how"] == "pieces") {
     std::printf("  (not one token: mean of");
-    for (const auto& p : j["resolved"]["pieces"]) std::printf(" %s", printable(p.get<std::string>()).c_str());
+    for (const auto& p : j["resolved"]["pieces"])
+      std::printf(" %s", printable(p.get<std::string>()).c_str());
     std::printf(")\n");
   }
   if (j.contains("resolved") && j["resolved"].is_object() && j["resolved"]["how"] == "case-variant")
@@ -188,7 +201,8 @@ int run_neighbors(NeighborsOpts o) {
   print_neighbors(ls, nn, so.metric);
   if (j.contains("recall")) {
     std::printf("recall@%zu vs exact: %.3f", so.k, j["recall"].get<double>());
-    for (const auto& m : j["missed"]) std::printf("  missed %s", printable(m["token"].get<std::string>()).c_str());
+    for (const auto& m : j["missed"])
+      std::printf("  missed %s", printable(m["token"].get<std::string>()).c_str());
     std::printf("\n");
   }
   return kExitOk;
@@ -198,23 +212,30 @@ Command reg(
     "neighbors", "Nearest rows of a word, row id, vector or expression",
     [](CLI::App& app) -> Runner {
       auto o = std::make_shared<NeighborsOpts>();
-      app.add_option("ARGS", o->f.args, "[FILE] WORD: the model (optional) and the query word ('#123' = row 123)");
+      app.add_option("ARGS", o->f.args,
+                     "[FILE] WORD: the model (optional) and the query word ('#123' = row 123)");
       add_search_flags(app, o->f, true);
       app.add_option("--id", o->id, "query by row id");
-      app.add_option("--vector", o->vector_file, "query by a vector: a text file of dim numbers ('-' = stdin)");
-      app.add_option("--expr", o->expr, "query by an expression, e.g. \"king - man + woman\", \"0.5*a + b\"");
-      app.add_option("--batch", o->batch, "file with one query per line (word or #ID); --json prints JSON lines");
-      app.add_option("--csls", o->csls, "CSLS re-ranking with this many neighbours for the hubness penalty");
+      app.add_option("--vector", o->vector_file,
+                     "query by a vector: a text file of dim numbers ('-' = stdin)");
+      app.add_option("--expr", o->expr,
+                     "query by an expression, e.g. \"king - man + woman\", \"0.5*a + b\"");
+      app.add_option("--batch", o->batch,
+                     "file with one query per line (word or #ID); --json prints JSON lines");
+      app.add_option("--csls", o->csls,
+                     "CSLS re-ranking with this many neighbours for the hubness penalty");
       app.add_option("--index", o->index, "answer from an HNSW index (embedscope index build)");
       app.add_option("--ef", o->ef, "HNSW search width (with --index)");
-      app.add_flag("--check-recall", o->check_recall, "with --index: compare with exact search, list misses");
+      app.add_flag("--check-recall", o->check_recall,
+                   "with --index: compare with exact search, list misses");
       app.footer(
           "Examples:\n"
           "  embedscope neighbors vectors.bin king -k 5\n"
           "  embedscope neighbors --model gpt2 computer --class word --json\n"
           "  embedscope neighbors vectors.bin --expr \"king - man + woman\" --mode fast\n"
           "  embedscope neighbors vectors.bin --batch words.txt --json --threads 2\n"
-          "JSON: {\"query\", \"neighbors\": [{\"id\", \"token\", \"score\"}...], \"mode\", \"elapsed_ms\"},\n"
+          "JSON: {\"query\", \"neighbors\": [{\"id\", \"token\", \"score\"}...], \"mode\", "
+          "\"elapsed_ms\"},\n"
           "sorted by score descending, ties by id (L2: score = -distance).");
       return [o] { return run_neighbors(*o); };
     },

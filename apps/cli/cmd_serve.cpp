@@ -19,7 +19,8 @@ std::string server_path() {
   if (n <= 0) return "embedscope-serve";
   std::string self(buf, size_t(n));
   size_t slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/embedscope-serve";
+  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) +
+         "/embedscope-serve";
 }
 
 Command reg(
@@ -37,7 +38,8 @@ Command reg(
         for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
         ::execv(path.c_str(), argv.data());
-        throw Error(ErrorCode::kNotFound, path + ": cannot run the server binary (" + std::strerror(errno) +
+        throw Error(ErrorCode::kNotFound, path + ": cannot run the server binary (" +
+                                              std::strerror(errno) +
                                               "); build the embedscope_server target");
         return 0;
       };

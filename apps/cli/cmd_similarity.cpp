@@ -8,7 +8,8 @@
 namespace embedscope::cli {
 namespace {
 
-std::vector<Term> terms_of(const LoadedSearch& ls, const std::vector<std::string>& words, json* inputs) {
+std::vector<Term> terms_of(const LoadedSearch& ls, const std::vector<std::string>& words,
+                           json* inputs) {
   std::vector<Term> t;
   for (const std::string& w : words) {
     ResolvedWord r;
@@ -24,7 +25,8 @@ int run_pair(SearchFlags f, bool rank) {
   std::string ref = take_model_ref(f, 2);
   if (f.args.size() != 2)
     throw Error(ErrorCode::kInvalidArgument, std::string(rank ? "rank" : "similarity") +
-                                                 " needs two words A B, got " + std::to_string(f.args.size()));
+                                                 " needs two words A B, got " +
+                                                 std::to_string(f.args.size()));
   LoadedSearch ls = load_search(ref, f);
   json inputs = json::array();
   auto t = terms_of(ls, f.args, &inputs);
@@ -35,8 +37,9 @@ int run_pair(SearchFlags f, bool rank) {
   if (f.json) {
     print_json(j);
   } else if (rank) {
-    std::printf("rank of '%s' among the neighbours of '%s': %zu (cosine %.4f)\n", printable(f.args[1]).c_str(),
-                printable(f.args[0]).c_str(), j["rank"].get<size_t>(), double(sim));
+    std::printf("rank of '%s' among the neighbours of '%s': %zu (cosine %.4f)\n",
+                printable(f.args[1]).c_str(), printable(f.args[0]).c_str(), j["rank"].get<size_t>(),
+                double(sim));
   } else {
     std::printf("%.6f\n", double(sim));
   }
@@ -51,9 +54,13 @@ int run_doesnt_match(SearchFlags f) {
   DoesntMatch d = doesnt_match(*ls.searcher, t);
   if (f.json) {
     json scores = json::array();
-    for (size_t i = 0; i < t.size(); ++i) scores.push_back({{"word", f.args[i]}, {"score", finite_or_null(d.scores[i])}});
-    print_json(json{{"words", f.args}, {"odd_one_out", f.args[d.index]}, {"scores", scores},
-                    {"inputs", inputs}, {"model", ls.model->path}});
+    for (size_t i = 0; i < t.size(); ++i)
+      scores.push_back({{"word", f.args[i]}, {"score", finite_or_null(d.scores[i])}});
+    print_json(json{{"words", f.args},
+                    {"odd_one_out", f.args[d.index]},
+                    {"scores", scores},
+                    {"inputs", inputs},
+                    {"model", ls.model->path}});
   } else {
     std::printf("%s\n", printable(f.args[d.index]).c_str());
   }
@@ -66,8 +73,10 @@ Command reg_sim(
       auto f = std::make_shared<SearchFlags>();
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
-      app.footer("Example:\n  embedscope similarity vectors.bin king queen --json\n"
-                 "JSON: {\"a\", \"b\", \"similarity\"} (words split into pieces use the mean of their rows)");
+      app.footer(
+          "Example:\n  embedscope similarity vectors.bin king queen --json\n"
+          "JSON: {\"a\", \"b\", \"similarity\"} (words split into pieces use the mean of their "
+          "rows)");
       return [f] { return run_pair(*f, false); };
     },
     22);
@@ -78,9 +87,10 @@ Command reg_rank(
       auto f = std::make_shared<SearchFlags>();
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
-      app.footer("Example:\n  embedscope rank vectors.bin king queen --json\n"
-                 "rank = 1 + the number of rows (not A's own) more similar to A than B is.\n"
-                 "JSON: {\"a\", \"b\", \"rank\", \"similarity\"}");
+      app.footer(
+          "Example:\n  embedscope rank vectors.bin king queen --json\n"
+          "rank = 1 + the number of rows (not A's own) more similar to A than B is.\n"
+          "JSON: {\"a\", \"b\", \"rank\", \"similarity\"}");
       return [f] { return run_pair(*f, true); };
     },
     23);
@@ -89,10 +99,12 @@ Command reg_odd(
     "doesnt-match", "Which word does not belong with the others (gensim doesnt_match)",
     [](CLI::App& app) -> Runner {
       auto f = std::make_shared<SearchFlags>();
-      app.add_option("ARGS", f->args, "[FILE] WORD WORD ... (FILE when it names an existing path)")->required();
+      app.add_option("ARGS", f->args, "[FILE] WORD WORD ... (FILE when it names an existing path)")
+          ->required();
       add_search_flags(app, *f, false);
-      app.footer("Example:\n  embedscope doesnt-match vectors.bin breakfast lunch dinner car --json\n"
-                 "JSON: {\"words\", \"odd_one_out\", \"scores\": [{\"word\", \"score\"}...]}");
+      app.footer(
+          "Example:\n  embedscope doesnt-match vectors.bin breakfast lunch dinner car --json\n"
+          "JSON: {\"words\", \"odd_one_out\", \"scores\": [{\"word\", \"score\"}...]}");
       return [f] { return run_doesnt_match(*f); };
     },
     24);

@@ -24,8 +24,9 @@ BpeTokenizer load_tokenizer(const std::string& ref) {
   if (dir_exists(ref)) {
     std::optional<BpeTokenizer> tok = BpeTokenizer::find_in_dir(ref);
     if (!tok)
-      throw Error(ErrorCode::kNotFound, ref + ": no tokenizer files (tokenizer.json, or vocab.json + "
-                                              "merges.txt, or encoder.json + vocab.bpe)");
+      throw Error(ErrorCode::kNotFound, ref +
+                                            ": no tokenizer files (tokenizer.json, or vocab.json + "
+                                            "merges.txt, or encoder.json + vocab.bpe)");
     return std::move(*tok);
   }
   if (ref.size() > 5 && ref.ends_with(".gguf")) return BpeTokenizer::from_gguf(ref);
@@ -76,7 +77,8 @@ std::vector<TokenId> parse_decode_ids(const std::vector<std::string>& args, size
       errno = 0;
       long long v = std::strtoll(part.c_str(), &stop, 10);
       if (stop != part.c_str() + part.size() || errno != 0)
-        throw Error(ErrorCode::kInvalidArgument, "decode: '" + part + "' is not a token id (an integer)");
+        throw Error(ErrorCode::kInvalidArgument,
+                    "decode: '" + part + "' is not a token id (an integer)");
       if (v < 0 || size_t(v) >= vocab_size)
         throw Error(ErrorCode::kOutOfRange, "decode: token id " + part + " is out of range [0, " +
                                                 std::to_string(vocab_size) + ")");
@@ -96,7 +98,8 @@ int run_decode(const DecodeOpts& o) {
     std::string raw = tok.decode_bytes(ids);
     json bytes = json::array();
     for (unsigned char c : raw) bytes.push_back(int(c));
-    print_json({{"ids", ids}, {"text", tok.decode(ids)}, {"pieces", pieces}, {"bytes", bytes}}, false);
+    print_json({{"ids", ids}, {"text", tok.decode(ids)}, {"pieces", pieces}, {"bytes", bytes}},
+               false);
     return kExitOk;
   }
   std::string out = o.bytes ? tok.decode_bytes(ids) : tok.decode(ids);
@@ -110,12 +113,15 @@ Command reg_decode(
     [](CLI::App& app) -> Runner {
       auto o = std::make_shared<DecodeOpts>();
       app.add_option("IDS", o->ids, "token ids, comma- or space-separated")->required();
-      app.add_option("--model", o->model,
-                     "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
-      app.add_flag("--bytes", o->bytes, "write the exact bytes (no U+FFFD for partial characters, no newline)");
+      app.add_option(
+          "--model", o->model,
+          "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+      app.add_flag("--bytes", o->bytes,
+                   "write the exact bytes (no U+FFFD for partial characters, no newline)");
       app.add_flag("--json", o->json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
       app.footer(
-          "Text shows a partial UTF-8 character as U+FFFD; --bytes writes what the ids stand for exactly.\n"
+          "Text shows a partial UTF-8 character as U+FFFD; --bytes writes what the ids stand for "
+          "exactly.\n"
           "Examples:\n"
           "  embedscope decode 464,3290          # \"The dog\"\n"
           "  embedscope decode 3644 --json\n"
@@ -130,11 +136,13 @@ Command reg(
       auto o = std::make_shared<Opts>();
       app.add_option("TEXT", o->text, "text to tokenize");
       app.add_option("--file", o->file, "read the text from a file instead");
-      app.add_option("--model", o->model,
-                     "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+      app.add_option(
+          "--model", o->model,
+          "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
       app.add_flag("--allow-special", o->allow_special,
                    "match special tokens such as <|endoftext|> (default: plain text)");
-      app.add_flag("--json", o->json, "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");
+      app.add_flag("--json", o->json,
+                   "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");
       app.footer(
           "Pieces are shown readably: a space as ␣, control bytes as <0x0A>, partial UTF-8 as hex "
           "bytes.\n"

@@ -11,8 +11,8 @@
 #include "common.h"
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/error.h"
-#include "embedscope/core/thread_pool.h"
 #include "embedscope/core/progress.h"
+#include "embedscope/core/thread_pool.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
 
@@ -33,8 +33,8 @@ BpeTokenizer load_tokenizer(const std::string& ref) {
   namespace fs = std::filesystem;
   if (fs::is_directory(ref)) {
     if (auto t = BpeTokenizer::find_in_dir(ref)) return std::move(*t);
-    throw Error(ErrorCode::kNotFound, "--tokenizer " + ref +
-                                          ": no tokenizer.json or vocab.json + merges.txt in it");
+    throw Error(ErrorCode::kNotFound,
+                "--tokenizer " + ref + ": no tokenizer.json or vocab.json + merges.txt in it");
   }
   if (fs::is_regular_file(ref)) return BpeTokenizer::from_tokenizer_json(ref);
   throw Error(ErrorCode::kNotFound,
@@ -43,9 +43,12 @@ BpeTokenizer load_tokenizer(const std::string& ref) {
 
 int run_train(const TrainOpts& a) {
   Word2VecOptions o = a.w;
-  if (a.arch == "skipgram" || a.arch == "sg") o.arch = W2vArch::kSkipGram;
-  else if (a.arch == "cbow") o.arch = W2vArch::kCbow;
-  else throw Error(ErrorCode::kInvalidArgument, "--arch " + a.arch + ": expected skipgram or cbow");
+  if (a.arch == "skipgram" || a.arch == "sg")
+    o.arch = W2vArch::kSkipGram;
+  else if (a.arch == "cbow")
+    o.arch = W2vArch::kCbow;
+  else
+    throw Error(ErrorCode::kInvalidArgument, "--arch " + a.arch + ": expected skipgram or cbow");
   FileFormat fmt = FileFormat::kUnknown;
   if (!a.format.empty()) {
     fmt = parse_format_name(a.format);
@@ -62,13 +65,16 @@ int run_train(const TrainOpts& a) {
   remove_stale_temp_files(a.out);  // left by a run killed while writing
   // Fail on an unwritable output folder now, not after training.
   { AtomicFile probe(a.out); }
-  if (o.checkpoint_every || o.resume) { AtomicFile probe(o.checkpoint_path); }
+  if (o.checkpoint_every || o.resume) {
+    AtomicFile probe(o.checkpoint_path);
+  }
 
   std::optional<BpeTokenizer> tok;
   if (!a.tokenizer.empty()) {
     tok = load_tokenizer(a.tokenizer);
     o.tokenizer = &*tok;
-    o.tokenizer_name = a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
+    o.tokenizer_name =
+        a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
   }
   const bool tty = ::isatty(2);
   if (!a.quiet)
@@ -76,8 +82,8 @@ int run_train(const TrainOpts& a) {
       if (tty) {
         std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
       } else {
-        json j = {{"event", "progress"}, {"done", p.done},   {"total", p.total},
-                  {"unit", p.unit},      {"rate", p.rate},   {"eta_seconds", p.eta_seconds},
+        json j = {{"event", "progress"}, {"done", p.done}, {"total", p.total},
+                  {"unit", p.unit},      {"rate", p.rate}, {"eta_seconds", p.eta_seconds},
                   {"extra", p.extra}};
         std::fprintf(stderr, "%s\n", j.dump().c_str());
       }
@@ -111,11 +117,11 @@ int run_train(const TrainOpts& a) {
     if (!stats_path.empty()) j["row_stats"] = stats_path;
     print_json(j);
   } else {
-    std::printf("wrote %s: %zu rows (%zu trained) x %zu, %llu corpus words, %.1f s, %.0f words/s, "
-                "loss %.4f (%s, %zu threads)\n",
-                a.out.c_str(), r.table.n_rows(), trained, r.table.dim(),
-                (unsigned long long)r.corpus_words, r.seconds, r.words_per_second, r.final_loss,
-                r.simd_target.c_str(), o.threads);
+    std::printf(
+        "wrote %s: %zu rows (%zu trained) x %zu, %llu corpus words, %.1f s, %.0f words/s, "
+        "loss %.4f (%s, %zu threads)\n",
+        a.out.c_str(), r.table.n_rows(), trained, r.table.dim(), (unsigned long long)r.corpus_words,
+        r.seconds, r.words_per_second, r.final_loss, r.simd_target.c_str(), o.threads);
     if (!stats_path.empty()) std::printf("row statistics: %s\n", stats_path.c_str());
   }
   return kExitOk;
@@ -128,11 +134,13 @@ Command reg(
       a->w.threads = 0;  // the CLI's default: all cores
       app.add_option("CORPUS", a->corpus, "Text files or folders of them (one sentence per line)")
           ->required();
-      app.add_option("-o,--output", a->out, "Output file (.safetensors, .bin, .txt/.vec)")->required();
+      app.add_option("-o,--output", a->out, "Output file (.safetensors, .bin, .txt/.vec)")
+          ->required();
       app.add_option("--arch", a->arch, "skipgram or cbow")->capture_default_str();
       app.add_option("--dim", a->w.dim, "Vector size")->capture_default_str();
       app.add_option("--window", a->w.window, "Maximum context distance")->capture_default_str();
-      app.add_option("--negative", a->w.negative, "Negative samples (0: off)")->capture_default_str();
+      app.add_option("--negative", a->w.negative, "Negative samples (0: off)")
+          ->capture_default_str();
       app.add_flag("--hs", a->w.hs, "Hierarchical softmax");
       app.add_flag("--shared-negatives", a->w.shared_negatives,
                    "Skip-gram: one draw of negatives per center word for its whole window "
@@ -141,15 +149,18 @@ Command reg(
       app.add_flag("--classic-skipgram", a->w.classic_skipgram,
                    "Skip-gram: word2vec.c's own per-pair loop, unpipelined (the reference; "
                    "same math as the default, slower)");
-      app.add_option("--sample", a->w.sample, "Subsampling threshold (0: off)")->capture_default_str();
-      app.add_option("--min-count", a->w.min_count, "Ignore words rarer than this")->capture_default_str();
+      app.add_option("--sample", a->w.sample, "Subsampling threshold (0: off)")
+          ->capture_default_str();
+      app.add_option("--min-count", a->w.min_count, "Ignore words rarer than this")
+          ->capture_default_str();
       app.add_option("--max-vocab", a->w.max_vocab, "Keep at most this many rows trained (0: all)");
       app.add_option("--epochs", a->w.epochs, "Passes over the corpus")->capture_default_str();
       app.add_option("--lr", a->w.lr, "Starting learning rate (default 0.025 skipgram, 0.05 cbow)");
       app.add_option("--threads", a->w.threads, "Worker threads (default: all cores)");
       app.add_option("--seed", a->w.seed, "Random seed (one thread + a seed is reproducible)")
           ->capture_default_str();
-      app.add_option("--format", a->format, "safetensors, word2vec or word2vec-bin (default: from -o)");
+      app.add_option("--format", a->format,
+                     "safetensors, word2vec or word2vec-bin (default: from -o)");
       app.add_option("--tokenizer", a->tokenizer,
                      "Train over token ids: gpt2, a tokenizer folder or a tokenizer.json");
       app.add_flag("--row-stats", a->w.row_stats, "Also write OUT.row_stats.tsv (updates, drift)");

@@ -38,9 +38,9 @@ struct Command {
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,
-  kExitUsage = 2,      // bad flags or arguments (invalid_argument)
-  kExitNotFound = 3,   // file, tensor, word or model not found
-  kExitCorrupt = 4,    // a file violates its format
+  kExitUsage = 2,     // bad flags or arguments (invalid_argument)
+  kExitNotFound = 3,  // file, tensor, word or model not found
+  kExitCorrupt = 4,   // a file violates its format
   kExitUnsupported = 5,
   kExitIo = 6,
   kExitOutOfRange = 7,

@@ -25,8 +25,10 @@ double now_ms() {
 
 namespace {
 void progress_line(const ProgressInfo& p) {
-  if (::isatty(2)) std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
-  else std::fprintf(stderr, "%s\n", format_progress(p).c_str());
+  if (::isatty(2))
+    std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
+  else
+    std::fprintf(stderr, "%s\n", format_progress(p).c_str());
 }
 }  // namespace
 

@@ -19,21 +19,31 @@ std::vector<CommandSpec>& registry() {
 namespace {
 int exit_code_for(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kInvalidArgument: return kExitUsage;
-    case ErrorCode::kNotFound: return kExitNotFound;
-    case ErrorCode::kOutOfRange: return kExitOutOfRange;
-    case ErrorCode::kCorrupt: return kExitCorrupt;
-    case ErrorCode::kUnsupported: return kExitUnsupported;
-    case ErrorCode::kIo: return kExitIo;
+    case ErrorCode::kInvalidArgument:
+      return kExitUsage;
+    case ErrorCode::kNotFound:
+      return kExitNotFound;
+    case ErrorCode::kOutOfRange:
+      return kExitOutOfRange;
+    case ErrorCode::kCorrupt:
+      return kExitCorrupt;
+    case ErrorCode::kUnsupported:
+      return kExitUnsupported;
+    case ErrorCode::kIo:
+      return kExitIo;
   }
   return kExitInternal;
 }
 
 const char* hint_for(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kCorrupt: return "the file is damaged or not in the format it appears to be; `embedscope info FILE` shows what was detected";
-    case ErrorCode::kUnsupported: return "see docs/formats.md for what each reader supports";
-    default: return nullptr;
+    case ErrorCode::kCorrupt:
+      return "the file is damaged or not in the format it appears to be; `embedscope info FILE` "
+             "shows what was detected";
+    case ErrorCode::kUnsupported:
+      return "see docs/formats.md for what each reader supports";
+    default:
+      return nullptr;
   }
 }
 }  // namespace

@@ -12,7 +12,9 @@
 namespace embedscope::cli {
 
 void add_search_flags(CLI::App& app, SearchFlags& f, bool with_query) {
-  app.add_option("--model,-m", f.model, "model: file, Hugging Face folder or hub id (default: the embedded default model)");
+  app.add_option(
+      "--model,-m", f.model,
+      "model: file, Hugging Face folder or hub id (default: the embedded default model)");
   app.add_option("--threads,-t", f.threads, "threads (default: all cores)");
   app.add_flag("--json", f.json, "machine-readable output");
   app.add_flag("--center", f.center, "subtract the mean row first (anisotropy correction)");
@@ -22,10 +24,12 @@ void add_search_flags(CLI::App& app, SearchFlags& f, bool with_query) {
   app.add_option("--mode", f.mode, "exact (default) or fast (int8 scan + exact re-rank)");
   app.add_flag("--include-query", f.include_query, "keep the query's own rows in the answer");
   app.add_option("--ids", f.ids, "only these rows (comma-separated ids)");
-  app.add_option("--words-file", f.words_file, "only the rows of the words in this file (one per line)");
+  app.add_option("--words-file", f.words_file,
+                 "only the rows of the words in this file (one per line)");
   app.add_option("--regex", f.regex, "only tokens whose readable form matches (ECMAScript)");
   app.add_option("--min-count", f.min_count, "only rows with at least this training count");
-  app.add_option("--class", f.token_class, "token class: any, word (whole word with leading space), alpha, nospecial");
+  app.add_option("--class", f.token_class,
+                 "token class: any, word (whole word with leading space), alpha, nospecial");
   app.add_option("--top-n", f.top_n, "only the N most frequent rows");
 }
 
@@ -35,8 +39,8 @@ std::string take_model_ref(SearchFlags& f, int n_words) {
   // An existing path is always the model (so a missing word gives an arity error, not a
   // silent switch to the default model); otherwise count the words.
   struct stat st;
-  first_is_model = ::stat(f.args[0].c_str(), &st) == 0 ||
-                   (n_words >= 0 && f.args.size() > size_t(n_words));
+  first_is_model =
+      ::stat(f.args[0].c_str(), &st) == 0 || (n_words >= 0 && f.args.size() > size_t(n_words));
   if (!first_is_model) return "";
   std::string ref = f.args[0];
   f.args.erase(f.args.begin());
@@ -56,7 +60,8 @@ LoadedSearch load_search(const std::string& ref, const SearchFlags& f) {
   return ls;
 }
 
-Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight, ResolvedWord* info) {
+Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
+                  ResolvedWord* info) {
   std::optional<ResolvedWord> r = ls.words->resolve(word);
   if (!r)
     throw Error(ErrorCode::kNotFound,
@@ -76,8 +81,10 @@ static std::vector<TokenId> parse_id_list(const std::string& s) {
     std::string_view part(s.data() + pos, comma - pos);
     long long v = 0;
     auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0 || v > INT32_MAX)
-      throw Error(ErrorCode::kInvalidArgument, "--ids: '" + std::string(part) + "' is not a row id");
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0 ||
+        v > INT32_MAX)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--ids: '" + std::string(part) + "' is not a row id");
     ids.push_back(TokenId(v));
     pos = comma + 1;
   }

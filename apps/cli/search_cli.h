@@ -11,17 +11,17 @@
 #include "common.h"
 #include "embedscope/api/common.h"
 #include "embedscope/handle/model_handle.h"
+#include "embedscope/handle/word_lookup.h"
 #include "embedscope/search/analogy.h"
 #include "embedscope/search/filters.h"
 #include "embedscope/search/searcher.h"
-#include "embedscope/handle/word_lookup.h"
 
 namespace embedscope::cli {
 
 struct SearchFlags {
   std::vector<std::string> args;  // [FILE] words...
   std::string model;
-  size_t threads = 0;             // 0: all cores
+  size_t threads = 0;  // 0: all cores
   size_t k = 10;
   bool json = false, center = false, include_query = false;
   std::string metric = "cosine", mode = "exact";

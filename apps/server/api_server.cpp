@@ -46,9 +46,12 @@ size_t json_depth(std::string_view s, size_t limit) {
   bool in_str = false, esc = false;
   for (char c : s) {
     if (in_str) {
-      if (esc) esc = false;
-      else if (c == '\\') esc = true;
-      else if (c == '"') in_str = false;
+      if (esc)
+        esc = false;
+      else if (c == '\\')
+        esc = true;
+      else if (c == '"')
+        in_str = false;
     } else if (c == '"') {
       in_str = true;
     } else if (c == '[' || c == '{') {
@@ -71,7 +74,8 @@ struct HttpError {
   std::string type, code, message;
 };
 
-[[noreturn]] void bad_field(const std::string& field, const std::string& expected, const json& got) {
+[[noreturn]] void bad_field(const std::string& field, const std::string& expected,
+                            const json& got) {
   std::string g = api::dump_json(got, -1);
   if (g.size() > 80) g = g.substr(0, 80) + "...";
   throw HttpError{400, "invalid_request_error", "invalid_field",
@@ -79,9 +83,12 @@ struct HttpError {
 }
 
 // Routes whose metrics are kept (anything else counts as "other": bounded label set).
-const char* const kRoutes[] = {"/health", "/metrics", "/v1/info", "/v1/models", "/v1/neighbors", "/v1/explore",
-                               "/v1/tokenize", "/v1/decode", "/v1/embeddings", "/v1/similarity", "/v1/analogy", "/v1/stats", "other"};
-constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+const char* const kRoutes[] = {"/health",        "/metrics",       "/v1/info",     "/v1/models",
+                               "/v1/neighbors",  "/v1/explore",    "/v1/tokenize", "/v1/decode",
+                               "/v1/embeddings", "/v1/similarity", "/v1/analogy",  "/v1/stats",
+                               "other"};
+constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                               0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 constexpr size_t kNB = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
 struct RouteMetrics {
@@ -108,26 +115,34 @@ class Metrics {
     std::lock_guard<std::mutex> lock(mu_);
     line("# HELP embedscope_http_requests_total HTTP requests answered, by route.");
     line("# TYPE embedscope_http_requests_total counter");
-    for (auto& [r, m] : by_route_) line("embedscope_http_requests_total{route=\"" + r + "\"} " + std::to_string(m.requests));
-    line("# HELP embedscope_http_errors_total HTTP requests answered with status >= 400, by route.");
+    for (auto& [r, m] : by_route_)
+      line("embedscope_http_requests_total{route=\"" + r + "\"} " + std::to_string(m.requests));
+    line(
+        "# HELP embedscope_http_errors_total HTTP requests answered with status >= 400, by route.");
     line("# TYPE embedscope_http_errors_total counter");
-    for (auto& [r, m] : by_route_) line("embedscope_http_errors_total{route=\"" + r + "\"} " + std::to_string(m.errors));
-    line("# HELP embedscope_http_request_duration_seconds Time from the request's first byte to its answer.");
+    for (auto& [r, m] : by_route_)
+      line("embedscope_http_errors_total{route=\"" + r + "\"} " + std::to_string(m.errors));
+    line(
+        "# HELP embedscope_http_request_duration_seconds Time from the request's first byte to its "
+        "answer.");
     line("# TYPE embedscope_http_request_duration_seconds histogram");
     for (auto& [r, m] : by_route_) {
       uint64_t cum = 0;
       for (size_t b = 0; b <= kNB; ++b) {
         cum += m.buckets[b];
         char le[32];
-        if (b < kNB) std::snprintf(le, sizeof le, "%g", kBuckets[b]);
-        else std::snprintf(le, sizeof le, "+Inf");
-        line("embedscope_http_request_duration_seconds_bucket{route=\"" + r + "\",le=\"" + le + "\"} " +
-             std::to_string(cum));
+        if (b < kNB)
+          std::snprintf(le, sizeof le, "%g", kBuckets[b]);
+        else
+          std::snprintf(le, sizeof le, "+Inf");
+        line("embedscope_http_request_duration_seconds_bucket{route=\"" + r + "\",le=\"" + le +
+             "\"} " + std::to_string(cum));
       }
       char sum[64];
       std::snprintf(sum, sizeof sum, "%.6f", m.sum);
       line("embedscope_http_request_duration_seconds_sum{route=\"" + r + "\"} " + sum);
-      line("embedscope_http_request_duration_seconds_count{route=\"" + r + "\"} " + std::to_string(m.requests));
+      line("embedscope_http_request_duration_seconds_count{route=\"" + r + "\"} " +
+           std::to_string(m.requests));
     }
     const FrontStats& s = f.front_stats();
     line("# TYPE embedscope_http_queue_depth gauge");
@@ -138,9 +153,12 @@ class Metrics {
     line("embedscope_http_connections_accepted_total " + std::to_string(s.accepted.load()));
     line("# HELP embedscope_http_rejected_total Connections answered by the front itself.");
     line("# TYPE embedscope_http_rejected_total counter");
-    line("embedscope_http_rejected_total{reason=\"queue_full\"} " + std::to_string(s.rejected_busy.load()));
-    line("embedscope_http_rejected_total{reason=\"request_timeout\"} " + std::to_string(s.timed_out.load()));
-    line("embedscope_http_rejected_total{reason=\"headers_too_large\"} " + std::to_string(s.head_too_large.load()));
+    line("embedscope_http_rejected_total{reason=\"queue_full\"} " +
+         std::to_string(s.rejected_busy.load()));
+    line("embedscope_http_rejected_total{reason=\"request_timeout\"} " +
+         std::to_string(s.timed_out.load()));
+    line("embedscope_http_rejected_total{reason=\"headers_too_large\"} " +
+         std::to_string(s.head_too_large.load()));
     line("# TYPE embedscope_neighbors_queue_depth gauge");
     line("embedscope_neighbors_queue_depth " + std::to_string(nb.queued()));
     line("# HELP embedscope_neighbors_batches_total Search calls made by the micro-batcher.");
@@ -170,12 +188,15 @@ json error_body(const std::string& type, const std::string& code, const std::str
 HttpError from_library(const Error& e) {
   std::string code(error_code_name(e.code()));
   switch (e.code()) {
-    case ErrorCode::kInvalidArgument: return {400, "invalid_request_error", code, e.what()};
+    case ErrorCode::kInvalidArgument:
+      return {400, "invalid_request_error", code, e.what()};
     case ErrorCode::kNotFound:
     case ErrorCode::kOutOfRange:
-    case ErrorCode::kUnsupported: return {422, "invalid_request_error", code, e.what()};
+    case ErrorCode::kUnsupported:
+      return {422, "invalid_request_error", code, e.what()};
     case ErrorCode::kCorrupt:
-    case ErrorCode::kIo: break;
+    case ErrorCode::kIo:
+      break;
   }
   return {500, "server_error", code, e.what()};
 }
@@ -191,13 +212,20 @@ std::string utc_now() {
 
 const char* status_reason(int s) {
   switch (s) {
-    case 400: return "bad request";
-    case 404: return "not found";
-    case 405: return "method not allowed";
-    case 413: return "request body too large";
-    case 414: return "request URI too long";
-    case 416: return "range not satisfiable";
-    default: return s >= 500 ? "internal error" : "bad request";
+    case 400:
+      return "bad request";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 413:
+      return "request body too large";
+    case 414:
+      return "request URI too long";
+    case 416:
+      return "range not satisfiable";
+    default:
+      return s >= 500 ? "internal error" : "bad request";
   }
 }
 
@@ -206,7 +234,9 @@ struct Body {
   const json& j;
   bool has(const char* f) const { return j.contains(f) && !j.at(f).is_null(); }
   const json& at(const char* f) const {
-    if (!has(f)) throw HttpError{400, "invalid_request_error", "missing_field", std::string("field '") + f + "' is required"};
+    if (!has(f))
+      throw HttpError{400, "invalid_request_error", "missing_field",
+                      std::string("field '") + f + "' is required"};
     return j.at(f);
   }
   int64_t integer(const char* f, int64_t dflt, int64_t lo, int64_t hi) const {
@@ -214,8 +244,9 @@ struct Body {
     const json& v = j.at(f);
     std::string want = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
     if (!v.is_number_integer()) bad_field(f, want, v);
-    if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || int64_t(v.get<uint64_t>()) < lo)
-                               : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+    if (v.is_number_unsigned()
+            ? (v.get<uint64_t>() > uint64_t(hi) || int64_t(v.get<uint64_t>()) < lo)
+            : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
       bad_field(f, want, v);
     return v.get<int64_t>();
   }
@@ -224,7 +255,8 @@ struct Body {
     if (!j.at(f).is_boolean()) bad_field(f, "true or false", j.at(f));
     return j.at(f).get<bool>();
   }
-  std::string choice(const char* f, std::initializer_list<const char*> allowed, const char* dflt) const {
+  std::string choice(const char* f, std::initializer_list<const char*> allowed,
+                     const char* dflt) const {
     if (!has(f)) return dflt;
     const json& v = j.at(f);
     std::string want = "one of";
@@ -238,8 +270,8 @@ struct Body {
     const json& v = at(f);
     if (!v.is_string()) bad_field(f, "a string", v);
     if (v.get_ref<const std::string&>().size() > max_bytes)
-      bad_field(f, "a string of at most " + std::to_string(max_bytes) + " bytes", json("(" +
-                std::to_string(v.get_ref<const std::string&>().size()) + " bytes)"));
+      bad_field(f, "a string of at most " + std::to_string(max_bytes) + " bytes",
+                json("(" + std::to_string(v.get_ref<const std::string&>().size()) + " bytes)"));
     return v.get<std::string>();
   }
 };
@@ -249,7 +281,8 @@ std::vector<int64_t> id_list(const json& v, const std::string& field) {
   std::vector<int64_t> ids;
   ids.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer()) bad_field(field + "[" + std::to_string(i) + "]", "an integer token id", v[i]);
+    if (!v[i].is_number_integer())
+      bad_field(field + "[" + std::to_string(i) + "]", "an integer token id", v[i]);
     if (v[i].is_number_unsigned() && v[i].get<uint64_t>() > uint64_t(INT64_MAX))
       bad_field(field + "[" + std::to_string(i) + "]", "an integer token id", v[i]);
     ids.push_back(v[i].get<int64_t>());
@@ -263,7 +296,8 @@ std::string base64(const void* data, size_t n) {
   std::string o;
   o.reserve((n + 2) / 3 * 4);
   for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = uint32_t(p[i]) << 16 | (i + 1 < n ? uint32_t(p[i + 1]) << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    uint32_t v = uint32_t(p[i]) << 16 | (i + 1 < n ? uint32_t(p[i + 1]) << 8 : 0) |
+                 (i + 2 < n ? p[i + 2] : 0);
     o += t[v >> 18 & 63];
     o += t[v >> 12 & 63];
     o += i + 1 < n ? t[v >> 6 & 63] : '=';
@@ -287,7 +321,9 @@ struct ApiServer::Impl {
   Metrics metrics;
 
   Impl(ModelHandlePtr handle, ServerOptions opts)
-      : h(std::move(handle)), o(with_body_limit(std::move(opts))), front(o.front),
+      : h(std::move(handle)),
+        o(with_body_limit(std::move(opts))),
+        front(o.front),
         batcher(h, o.micro_batch_max, o.micro_batch_wait_us) {}
 
   size_t k_limit() const { return std::min(o.max_k, h->n_search_rows()); }
@@ -307,13 +343,15 @@ struct ApiServer::Impl {
       throw HttpError{400, "invalid_request_error", "invalid_content_type",
                       "Content-Type must be application/json, got '" + ct.substr(0, 80) + "'"};
     if (size_t d = json_depth(req.body, o.max_json_depth); d > o.max_json_depth)
-      throw HttpError{400, "invalid_request_error", "nesting_too_deep",
-                      "JSON nesting too deep: more than " + std::to_string(o.max_json_depth) + " levels"};
+      throw HttpError{
+          400, "invalid_request_error", "nesting_too_deep",
+          "JSON nesting too deep: more than " + std::to_string(o.max_json_depth) + " levels"};
     json j;
     try {
       j = json::parse(req.body);
     } catch (const json::exception& e) {
-      throw HttpError{400, "invalid_request_error", "invalid_json", std::string("malformed JSON: ") + e.what()};
+      throw HttpError{400, "invalid_request_error", "invalid_json",
+                      std::string("malformed JSON: ") + e.what()};
     }
     if (!j.is_object())
       throw HttpError{400, "invalid_request_error", "invalid_json",
@@ -324,8 +362,8 @@ struct ApiServer::Impl {
       const std::string& name = m.get_ref<const std::string&>();
       if (name != h->name() && name != h->model().path && !(h->is_default() && name == "default"))
         throw HttpError{404, "invalid_request_error", "model_not_found",
-                        "model '" + name.substr(0, 200) + "' is not served here (GET /v1/models lists '" +
-                            h->name() + "')"};
+                        "model '" + name.substr(0, 200) +
+                            "' is not served here (GET /v1/models lists '" + h->name() + "')"};
     }
     return j;
   }
@@ -340,9 +378,11 @@ struct ApiServer::Impl {
     } catch (const Error& e) {
       send_error(res, from_library(e));
     } catch (const std::bad_alloc&) {
-      send_error(res, {500, "server_error", "out_of_memory", "out of memory while answering the request"});
+      send_error(
+          res, {500, "server_error", "out_of_memory", "out of memory while answering the request"});
     } catch (const std::exception& e) {
-      send_error(res, {500, "server_error", "internal", std::string("internal error: ") + e.what()});
+      send_error(res,
+                 {500, "server_error", "internal", std::string("internal error: ") + e.what()});
     } catch (...) {
       send_error(res, {500, "server_error", "internal", "internal error (unknown exception)"});
     }
@@ -365,7 +405,8 @@ struct ApiServer::Impl {
       return api::NeighborQuery::word(s);
     }
     if (v.is_number_integer()) {
-      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) bad_field(field, "a row id", v);
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+        bad_field(field, "a row id", v);
       return api::NeighborQuery::row(v.get<int64_t>());
     }
     if (v.is_array()) {
@@ -374,7 +415,8 @@ struct ApiServer::Impl {
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_number()) bad_field(field + "[" + std::to_string(i) + "]", "a number", v[i]);
         double x = v[i].get<double>();
-        if (!std::isfinite(float(x))) bad_field(field + "[" + std::to_string(i) + "]", "a finite float", v[i]);
+        if (!std::isfinite(float(x)))
+          bad_field(field + "[" + std::to_string(i) + "]", "a finite float", v[i]);
         vec.push_back(float(x));
       }
       if (vec.size() != h->table().dim())
@@ -405,9 +447,12 @@ struct ApiServer::Impl {
       if (!f.is_object()) bad_field("filters", "an object {ids, top_n, min_count, class}", f);
       Body fb{f};
       for (auto it = f.begin(); it != f.end(); ++it)
-        if (it.key() != "ids" && it.key() != "top_n" && it.key() != "min_count" && it.key() != "class")
-          bad_field("filters." + it.key(), "one of ids, top_n, min_count, class (regex and word files are "
-                    "not accepted over HTTP)", it.value());
+        if (it.key() != "ids" && it.key() != "top_n" && it.key() != "min_count" &&
+            it.key() != "class")
+          bad_field("filters." + it.key(),
+                    "one of ids, top_n, min_count, class (regex and word files are "
+                    "not accepted over HTTP)",
+                    it.value());
       if (fb.has("ids")) {
         for (int64_t id : id_list(f["ids"], "filters.ids")) {
           if (id < 0 || uint64_t(id) >= h->table().n_rows())
@@ -417,10 +462,13 @@ struct ApiServer::Impl {
       }
       r.filter.top_n = size_t(fb.integer("top_n", 0, 0, int64_t(h->table().n_rows())));
       r.filter.min_count = uint64_t(fb.integer("min_count", 0, 0, INT64_MAX));
-      if (fb.has("class")) r.filter.token_class = parse_token_class(fb.choice("class", {"any", "word", "alpha", "no-special"}, "any"));
+      if (fb.has("class"))
+        r.filter.token_class =
+            parse_token_class(fb.choice("class", {"any", "word", "alpha", "no-special"}, "any"));
     }
     const json& q = b.at("query");
-    bool is_batch = q.is_array() && !q.empty() && !std::all_of(q.begin(), q.end(), [](const json& x) { return x.is_number(); });
+    bool is_batch = q.is_array() && !q.empty() &&
+                    !std::all_of(q.begin(), q.end(), [](const json& x) { return x.is_number(); });
     if (!is_batch) {
       r.queries.push_back(query_of(q, "query"));
       announced = false;  // submit() withdraws the announcement
@@ -428,8 +476,10 @@ struct ApiServer::Impl {
       return;
     }
     if (q.size() > o.max_batch)
-      bad_field("query", "at most " + std::to_string(o.max_batch) + " queries", json("(" + std::to_string(q.size()) + " queries)"));
-    for (size_t i = 0; i < q.size(); ++i) r.queries.push_back(query_of(q[i], "query[" + std::to_string(i) + "]"));
+      bad_field("query", "at most " + std::to_string(o.max_batch) + " queries",
+                json("(" + std::to_string(q.size()) + " queries)"));
+    for (size_t i = 0; i < q.size(); ++i)
+      r.queries.push_back(query_of(q[i], "query[" + std::to_string(i) + "]"));
     r.force_batch = true;
     announced = false;
     batcher.withdraw();
@@ -483,7 +533,8 @@ struct ApiServer::Impl {
       r.id_lists.push_back(id_list(in, field));
     } else if (in.is_array() && !in.empty()) {
       if (in.size() > o.max_batch)
-        bad_field(field, "at most " + std::to_string(o.max_batch) + " inputs", json("(" + std::to_string(in.size()) + " inputs)"));
+        bad_field(field, "at most " + std::to_string(o.max_batch) + " inputs",
+                  json("(" + std::to_string(in.size()) + " inputs)"));
       bool texts = in[0].is_string();
       for (size_t i = 0; i < in.size(); ++i) {
         std::string fi = field + "[" + std::to_string(i) + "]";
@@ -516,8 +567,11 @@ struct ApiServer::Impl {
       }
       data.push_back({{"object", "embedding"}, {"embedding", std::move(emb)}, {"index", i}});
     }
-    send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}, {"model", h->name()},
-                         {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
+    send_json(res, 200,
+              {{"object", "list"},
+               {"data", std::move(data)},
+               {"model", h->name()},
+               {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
   }
 
   void similarity(const json& j, httplib::Response& res) {
@@ -529,9 +583,12 @@ struct ApiServer::Impl {
     r.texts.push_back(ib.string("source_sentence", o.payload_max));
     const json& s = ib.at("sentences");
     if (!s.is_array() || s.empty()) bad_field("inputs.sentences", "a non-empty list of strings", s);
-    if (s.size() > o.max_batch) bad_field("inputs.sentences", "at most " + std::to_string(o.max_batch) + " sentences", json(s.size()));
+    if (s.size() > o.max_batch)
+      bad_field("inputs.sentences", "at most " + std::to_string(o.max_batch) + " sentences",
+                json(s.size()));
     for (size_t i = 0; i < s.size(); ++i) {
-      if (!s[i].is_string()) bad_field("inputs.sentences[" + std::to_string(i) + "]", "a string", s[i]);
+      if (!s[i].is_string())
+        bad_field("inputs.sentences[" + std::to_string(i) + "]", "a string", s[i]);
       r.texts.push_back(s[i].get<std::string>());
     }
     api::EmbedResult e = api::embed(*h, r);
@@ -547,8 +604,11 @@ struct ApiServer::Impl {
       for (size_t d = 0; d < a.size(); ++d) dot += double(a[d]) * e.vectors[i][d];
       scores.push_back(api::finite_or_null(dot / (norm(a) * norm(e.vectors[i]))));  // 0/0 -> null
     }
-    send_json(res, 200, {{"model", h->name()}, {"metric", "cosine"}, {"scores", std::move(scores)},
-                         {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
+    send_json(res, 200,
+              {{"model", h->name()},
+               {"metric", "cosine"},
+               {"scores", std::move(scores)},
+               {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
   }
 
   json info() const {
@@ -562,13 +622,21 @@ struct ApiServer::Impl {
                 {"threads", process_threads()},
                 {"version", "0.1.0"},
                 {"limits",
-                 {{"payload_bytes", o.payload_max}, {"json_depth", o.max_json_depth}, {"k", k_limit()},
-                  {"batch", o.max_batch}, {"query_bytes", o.max_query_bytes},
-                  {"header_lines", o.front.max_header_lines}, {"header_bytes", o.front.max_header_bytes},
-                  {"uri_bytes", 8192}, {"request_timeout_s", o.front.request_timeout_s},
-                  {"read_timeout_s", o.front.read_timeout_s}, {"write_timeout_s", o.front.write_timeout_s},
-                  {"keep_alive_timeout_s", o.front.keep_alive_timeout_s}, {"workers", o.front.workers},
-                  {"max_queued", o.front.max_queued}, {"micro_batch", o.micro_batch_max},
+                 {{"payload_bytes", o.payload_max},
+                  {"json_depth", o.max_json_depth},
+                  {"k", k_limit()},
+                  {"batch", o.max_batch},
+                  {"query_bytes", o.max_query_bytes},
+                  {"header_lines", o.front.max_header_lines},
+                  {"header_bytes", o.front.max_header_bytes},
+                  {"uri_bytes", 8192},
+                  {"request_timeout_s", o.front.request_timeout_s},
+                  {"read_timeout_s", o.front.read_timeout_s},
+                  {"write_timeout_s", o.front.write_timeout_s},
+                  {"keep_alive_timeout_s", o.front.keep_alive_timeout_s},
+                  {"workers", o.front.workers},
+                  {"max_queued", o.front.max_queued},
+                  {"micro_batch", o.micro_batch_max},
                   {"micro_batch_wait_us", o.micro_batch_wait_us}}}};
   }
 
@@ -581,10 +649,12 @@ struct ApiServer::Impl {
     front.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // Compressed bodies are refused before they are read: httplib would inflate them without
       // a limit (a gzip bomb).
-      if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity") {
-        send_error(res, {415, "invalid_request_error", "unsupported_encoding",
-                         "Content-Encoding '" + req.get_header_value("Content-Encoding").substr(0, 40) +
-                             "' is not accepted; send the body uncompressed"});
+      if (req.has_header("Content-Encoding") &&
+          req.get_header_value("Content-Encoding") != "identity") {
+        send_error(res,
+                   {415, "invalid_request_error", "unsupported_encoding",
+                    "Content-Encoding '" + req.get_header_value("Content-Encoding").substr(0, 40) +
+                        "' is not accepted; send the body uncompressed"});
         res.set_header("Connection", "close");
         return httplib::Server::HandlerResponse::Handled;
       }
@@ -593,7 +663,8 @@ struct ApiServer::Impl {
         std::string want = "Bearer " + o.api_key;
         if (!secure_equal(a, want)) {
           res.set_header("WWW-Authenticate", "Bearer");
-          send_error(res, {401, "authentication_error", "invalid_api_key", "missing or wrong API key (Authorization: Bearer KEY)"});
+          send_error(res, {401, "authentication_error", "invalid_api_key",
+                           "missing or wrong API key (Authorization: Bearer KEY)"});
           return httplib::Server::HandlerResponse::Handled;
         }
       }
@@ -602,19 +673,26 @@ struct ApiServer::Impl {
     front.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;  // our own JSON error
       int s = res.status;
-      std::string code = s == 404 ? "not_found" : s == 413 ? "payload_too_large" : s == 414 ? "uri_too_long"
-                       : s == 405 ? "method_not_allowed" : "bad_request";
-      std::string msg = s == 404 ? "no route " + req.method + " " + req.path.substr(0, 200) + " (see docs/http_api.md)"
-                      : s == 413 ? "request body too large" : std::string(status_reason(s));
+      std::string code = s == 404   ? "not_found"
+                         : s == 413 ? "payload_too_large"
+                         : s == 414 ? "uri_too_long"
+                         : s == 405 ? "method_not_allowed"
+                                    : "bad_request";
+      std::string msg = s == 404 ? "no route " + req.method + " " + req.path.substr(0, 200) +
+                                       " (see docs/http_api.md)"
+                        : s == 413 ? "request body too large"
+                                   : std::string(status_reason(s));
       send_json(res, s, error_body(s >= 500 ? "server_error" : "invalid_request_error", code, msg));
     });
-    front.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-      send_error(res, {500, "server_error", "internal", "internal error"});
-    });
+    front.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+          send_error(res, {500, "server_error", "internal", "internal error"});
+        });
     front.on_front_answer = [this](const std::string& remote, int status) {
       metrics.record("other", status, 0);
       if (o.access_log)
-        std::fprintf(stderr, "%s %s - - %d 0 (answered by the front)\n", utc_now().c_str(), remote.c_str(), status);
+        std::fprintf(stderr, "%s %s - - %d 0 (answered by the front)\n", utc_now().c_str(),
+                     remote.c_str(), status);
     };
     front.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       if (request_failed_in_front()) return;  // logged by on_front_answer
@@ -625,8 +703,8 @@ struct ApiServer::Impl {
       std::string path = req.path.substr(0, 200);
       for (char& c : path)
         if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
-      std::fprintf(stderr, "%s %s %s %s %d %zu %.3fms\n", ts.c_str(), req.remote_addr.c_str(), req.method.c_str(),
-                   path.c_str(), res.status, res.body.size(), secs * 1e3);
+      std::fprintf(stderr, "%s %s %s %s %d %zu %.3fms\n", ts.c_str(), req.remote_addr.c_str(),
+                   req.method.c_str(), path.c_str(), res.status, res.body.size(), secs * 1e3);
     });
     front.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, {{"status", front.stopping() ? "stopping" : "ok"}});
@@ -642,8 +720,8 @@ struct ApiServer::Impl {
     });
     front.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
-        json m{{"id", h->name()}, {"object", "model"}, {"owned_by", "embedscope"}, {"path", h->model().path},
-               {"rows", h->table().n_rows()}, {"dim", h->table().dim()}};
+        json m{{"id", h->name()},         {"object", "model"},           {"owned_by", "embedscope"},
+               {"path", h->model().path}, {"rows", h->table().n_rows()}, {"dim", h->table().dim()}};
         send_json(res, 200, {{"object", "list"}, {"data", json::array({m})}});
       });
     });
@@ -663,7 +741,8 @@ struct ApiServer::Impl {
   }
 };
 
-ApiServer::ApiServer(ModelHandlePtr h, ServerOptions o) : impl_(std::make_unique<Impl>(std::move(h), std::move(o))) {
+ApiServer::ApiServer(ModelHandlePtr h, ServerOptions o)
+    : impl_(std::make_unique<Impl>(std::move(h), std::move(o))) {
   impl_->install();
 }
 

@@ -27,16 +27,16 @@ namespace embedscope::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string api_key;               // non-empty: every route but /health needs Bearer KEY
-  bool access_log = true;            // one line per request on stderr
+  std::string api_key;     // non-empty: every route but /health needs Bearer KEY
+  bool access_log = true;  // one line per request on stderr
   FrontLimits front;
-  size_t payload_max = 1 << 20;      // request body bytes (413 beyond)
+  size_t payload_max = 1 << 20;  // request body bytes (413 beyond)
   size_t max_json_depth = 64;
-  size_t max_k = 1000;               // also <= the table's rows
-  size_t max_batch = 1024;           // queries / inputs in one request
-  size_t max_query_bytes = 4096;     // a query word or expression
-  size_t micro_batch_max = 256;      // queries merged into one search call
-  int micro_batch_wait_us = 1000;    // bounded wait for requests being parsed
+  size_t max_k = 1000;             // also <= the table's rows
+  size_t max_batch = 1024;         // queries / inputs in one request
+  size_t max_query_bytes = 4096;   // a query word or expression
+  size_t micro_batch_max = 256;    // queries merged into one search call
+  int micro_batch_wait_us = 1000;  // bounded wait for requests being parsed
 };
 
 class ApiServer {

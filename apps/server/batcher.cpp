@@ -9,9 +9,10 @@ namespace embedscope::server {
 namespace {
 // Requests that may share one batch call agree on everything but the query.
 std::string options_key(const api::NeighborsRequest& r) {
-  std::string k = std::to_string(r.k) + '|' + r.metric + '|' + r.mode + '|' + char('0' + r.include_query) +
-                  char('0' + r.center) + '|' + std::to_string(r.filter.min_count) + '|' +
-                  std::to_string(int(r.filter.token_class)) + '|' + std::to_string(r.filter.top_n) + '|';
+  std::string k =
+      std::to_string(r.k) + '|' + r.metric + '|' + r.mode + '|' + char('0' + r.include_query) +
+      char('0' + r.center) + '|' + std::to_string(r.filter.min_count) + '|' +
+      std::to_string(int(r.filter.token_class)) + '|' + std::to_string(r.filter.top_n) + '|';
   for (TokenId id : r.filter.ids) k += std::to_string(id) + ',';
   return k;
 }
@@ -62,7 +63,8 @@ void NeighborsBatcher::loop() {
     // Wait (bounded) for announced requests only: an idle server never waits.
     if (max_wait_us_ > 0 && q_.size() < max_batch_ && arriving_.load() > 0) {
       auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(max_wait_us_);
-      cv_.wait_until(lock, until, [&] { return stop_ || q_.size() >= max_batch_ || arriving_.load() <= 0; });
+      cv_.wait_until(lock, until,
+                     [&] { return stop_ || q_.size() >= max_batch_ || arriving_.load() <= 0; });
     }
     std::vector<std::shared_ptr<Item>> items;
     const std::string key = q_.front()->key;

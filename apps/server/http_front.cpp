@@ -62,7 +62,8 @@ bool send_all(int fd, const char* p, size_t n, int timeout_ms) {
   return true;
 }
 
-std::string canned(int status, const char* reason, const char* type, const char* code, const char* message) {
+std::string canned(int status, const char* reason, const char* type, const char* code,
+                   const char* message) {
   std::string body = std::string("{\"error\":{\"message\":\"") + message + "\",\"type\":\"" + type +
                      "\",\"code\":\"" + code + "\"}}";
   return "HTTP/1.1 " + std::to_string(status) + " " + reason +
@@ -266,8 +267,8 @@ void HttpFront::accept_loop() {
     }
     if (full) {
       stats_.rejected_busy.fetch_add(1);
-      static const std::string busy =
-          canned(503, "Service Unavailable", "overloaded", "queue_full", "server busy: too many queued connections");
+      static const std::string busy = canned(503, "Service Unavailable", "overloaded", "queue_full",
+                                             "server busy: too many queued connections");
       send_all(fd, busy.data(), busy.size(), 100);
       if (on_front_answer) {
         sockaddr_storage ss{};
@@ -347,19 +348,19 @@ void HttpFront::serve_connection(int fd) {
     bool ok = process_request(strm, close_connection, connection_closed, [](httplib::Request&) {});
     if (strm.head_too_large()) {
       stats_.head_too_large.fetch_add(1);
-      front_answer(431, canned(431, "Request Header Fields Too Large", "invalid_request_error", "headers_too_large",
-                             "request head exceeds the header limits"));
+      front_answer(431, canned(431, "Request Header Fields Too Large", "invalid_request_error",
+                               "headers_too_large", "request head exceeds the header limits"));
       return;
     }
     if (strm.body_too_large()) {
-      front_answer(413, canned(413, "Payload Too Large", "invalid_request_error", "payload_too_large",
-                             "request body too large"));
+      front_answer(413, canned(413, "Payload Too Large", "invalid_request_error",
+                               "payload_too_large", "request body too large"));
       return;
     }
     if (strm.timed_out()) {
       stats_.timed_out.fetch_add(1);
       front_answer(408, canned(408, "Request Timeout", "invalid_request_error", "request_timeout",
-                             "the request did not arrive within the request timeout"));
+                               "the request did not arrive within the request timeout"));
       return;
     }
     if (!ok || close_connection || connection_closed) return;

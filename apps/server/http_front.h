@@ -33,14 +33,14 @@
 namespace embedscope::server {
 
 struct FrontLimits {
-  size_t workers = 128;             // connections served at once (each holds a thread)
-  size_t max_queued = 1024;         // accepted connections waiting for a worker; beyond: 503
+  size_t workers = 128;      // connections served at once (each holds a thread)
+  size_t max_queued = 1024;  // accepted connections waiting for a worker; beyond: 503
   int backlog = 1024;
-  int request_timeout_s = 5;        // whole request (head + body) must arrive within this
-  int read_timeout_s = 5;           // any single wait for bytes
+  int request_timeout_s = 5;  // whole request (head + body) must arrive within this
+  int read_timeout_s = 5;     // any single wait for bytes
   int write_timeout_s = 5;
-  int keep_alive_timeout_s = 5;     // idle keep-alive connection closed after this
-  size_t keep_alive_max = 1000;     // requests per connection
+  int keep_alive_timeout_s = 5;  // idle keep-alive connection closed after this
+  size_t keep_alive_max = 1000;  // requests per connection
   size_t max_header_lines = 100;
   size_t max_header_bytes = 32 * 1024;
   size_t max_body_bytes = (1 << 20) + (64 << 10);  // bytes read after a head, any framing: 413

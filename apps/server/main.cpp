@@ -34,18 +34,24 @@ int main(int argc, char** argv) {
       "  embedscope serve                                # default model on http://127.0.0.1:8080\n"
       "  embedscope serve --model gpt2 --port 0          # ephemeral port, printed on stderr\n"
       "  embedscope serve --host 0.0.0.0 --api-key S3CRET\n"
-      "  curl -s localhost:8080/v1/neighbors -H 'Content-Type: application/json' -d '{\"query\":\"king\",\"k\":5}'",
+      "  curl -s localhost:8080/v1/neighbors -H 'Content-Type: application/json' -d "
+      "'{\"query\":\"king\",\"k\":5}'",
       "embedscope serve"};
   app.add_option("--model,-m", model, "model reference (default: the embedded default model)");
-  app.add_option("--host", o.host, "address to bind (default 127.0.0.1; others need --api-key or --no-auth)");
+  app.add_option("--host", o.host,
+                 "address to bind (default 127.0.0.1; others need --api-key or --no-auth)");
   app.add_option("--port,-p", o.port, "port (0 = ephemeral; the bound URL is printed on stderr)");
   app.add_option("--threads,-t", threads, "threads per search call (default: all cores)");
   app.add_option("--http-threads", o.front.workers, "connections served at once (default 128)");
-  app.add_option("--max-queued", o.front.max_queued, "accepted connections waiting for a worker before 503 (default 1024)");
-  app.add_option("--api-key", o.api_key, "require Authorization: Bearer KEY on every route but /health");
+  app.add_option("--max-queued", o.front.max_queued,
+                 "accepted connections waiting for a worker before 503 (default 1024)");
+  app.add_option("--api-key", o.api_key,
+                 "require Authorization: Bearer KEY on every route but /health");
   app.add_flag("--no-auth", no_auth, "allow a non-loopback --host without an API key");
-  app.add_option("--batch-wait-us", o.micro_batch_wait_us, "micro-batching: longest wait for requests being parsed (default 1000)");
-  app.add_option("--max-batch", o.micro_batch_max, "micro-batching: most queries in one search call (default 256)");
+  app.add_option("--batch-wait-us", o.micro_batch_wait_us,
+                 "micro-batching: longest wait for requests being parsed (default 1000)");
+  app.add_option("--max-batch", o.micro_batch_max,
+                 "micro-batching: most queries in one search call (default 256)");
   app.add_flag("--quiet,-q", quiet, "no access log");
   try {
     app.parse(argc, argv);
@@ -59,7 +65,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!server::is_loopback_host(o.host) && o.api_key.empty() && !no_auth) {
-    std::fprintf(stderr, "error: --host %s is not loopback: give --api-key KEY or --no-auth\n", o.host.c_str());
+    std::fprintf(stderr, "error: --host %s is not loopback: give --api-key KEY or --no-auth\n",
+                 o.host.c_str());
     return 2;
   }
   if (o.front.workers == 0) o.front.workers = 1;
@@ -75,13 +82,14 @@ int main(int argc, char** argv) {
     server::ApiServer srv(h, o);
     int port = srv.start();
     std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
-    std::fprintf(stderr, "embedscope serve: %s (%zu x %zu), %zu search threads\n", h->name().c_str(),
-                 h->table().n_rows(), h->table().dim(), process_threads());
+    std::fprintf(stderr, "embedscope serve: %s (%zu x %zu), %zu search threads\n",
+                 h->name().c_str(), h->table().n_rows(), h->table().dim(), process_threads());
     std::fprintf(stderr, "listening on http://%s:%d\n", host.c_str(), port);
     std::fflush(stderr);
     int sig = 0;
     sigwait(&sigs, &sig);
-    std::fprintf(stderr, "embedscope serve: %s, stopping (in-flight requests finish)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    std::fprintf(stderr, "embedscope serve: %s, stopping (in-flight requests finish)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
     srv.stop();
     std::fprintf(stderr, "embedscope serve: stopped\n");
     return 0;

@@ -9,7 +9,8 @@
 namespace embedscope::python {
 
 py::str bytes_to_str(const std::string& s) {
-  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
   if (!o) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(o);
 }
@@ -23,7 +24,8 @@ std::string str_to_bytes(const py::handle& h) {
 }
 
 // Rows of one key: an int row, "#N", an exact vocabulary word or token, or (token models) the
-// word as the handle's WordLookup resolves it (" word" as one token, else the bare token, ...). KeyError "Key 'x' not present" as gensim.
+// word as the handle's WordLookup resolves it (" word" as one token, else the bare token, ...).
+// KeyError "Key 'x' not present" as gensim.
 std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
   const auto& h = m.h();
   size_t n = h->table().n_rows();
@@ -32,7 +34,8 @@ std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
     h->tokenizer();
   }
   if (!PyUnicode_Check(key.ptr()) && !PyBool_Check(key.ptr()) &&
-      (PyLong_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("integer")))) {
+      (PyLong_Check(key.ptr()) ||
+       py::isinstance(key, py::module_::import("numpy").attr("integer")))) {
     long long id = py::int_(py::reinterpret_borrow<py::object>(key)).cast<long long>();
     if (id < 0 || static_cast<size_t>(id) >= n)
       throw py::key_error("Key '" + std::to_string(id) + "' not present (rows are 0.." +
@@ -43,7 +46,9 @@ std::vector<TokenId> lookup(const PyModel& m, const py::handle& key) {
     throw py::type_error("a key is a str or an int row id, got " +
                          std::string(py::str(py::type::of(key).attr("__name__"))));
   std::string k = str_to_bytes(key);
-  auto missing = [&]() { return py::key_error("Key '" + std::string(py::str(key)) + "' not present"); };
+  auto missing = [&]() {
+    return py::key_error("Key '" + std::string(py::str(key)) + "' not present");
+  };
   if (auto id = h->vocab().find(k)) return {*id};
   // Exact token text next (index_to_key of a model without a vocabulary), so that
   // get_index(index_to_key[i]) == i as in gensim.
@@ -109,7 +114,8 @@ std::vector<float> compose_query(const Searcher& s, const std::vector<Term>& key
 py::array_t<float> to_array(std::vector<float> v) {
   auto* p = new std::vector<float>(std::move(v));
   py::capsule owner(p, [](void* x) { delete static_cast<std::vector<float>*>(x); });
-  return py::array_t<float>({static_cast<py::ssize_t>(p->size())}, {sizeof(float)}, p->data(), owner);
+  return py::array_t<float>({static_cast<py::ssize_t>(p->size())}, {sizeof(float)}, p->data(),
+                            owner);
 }
 
 }  // namespace embedscope::python

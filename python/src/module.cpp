@@ -57,19 +57,32 @@ PYBIND11_MODULE(_embedscope, m) {
     } catch (const Error& e) {
       PyObject* type = PyExc_RuntimeError;
       switch (e.code()) {
-        case ErrorCode::kInvalidArgument: type = PyExc_ValueError; break;
-        case ErrorCode::kNotFound: type = g_not_found; break;
-        case ErrorCode::kOutOfRange: type = PyExc_IndexError; break;
-        case ErrorCode::kCorrupt: type = g_format_error; break;
-        case ErrorCode::kUnsupported: type = g_unsupported; break;
-        case ErrorCode::kIo: type = PyExc_OSError; break;
+        case ErrorCode::kInvalidArgument:
+          type = PyExc_ValueError;
+          break;
+        case ErrorCode::kNotFound:
+          type = g_not_found;
+          break;
+        case ErrorCode::kOutOfRange:
+          type = PyExc_IndexError;
+          break;
+        case ErrorCode::kCorrupt:
+          type = g_format_error;
+          break;
+        case ErrorCode::kUnsupported:
+          type = g_unsupported;
+          break;
+        case ErrorCode::kIo:
+          type = PyExc_OSError;
+          break;
       }
       PyErr_SetString(type, e.what());
     }
   });
 
-  m.def("set_threads", [](size_t n) { set_process_threads(n); }, py::arg("n"),
-        "Threads every parallel operation uses (0 = all cores). Set before the first search.");
+  m.def(
+      "set_threads", [](size_t n) { set_process_threads(n); }, py::arg("n"),
+      "Threads every parallel operation uses (0 = all cores). Set before the first search.");
   m.def("threads", []() { return process_threads(); });
 
   py::class_<PyModel, std::shared_ptr<PyModel>> cls(m, "Model");
@@ -84,9 +97,12 @@ PYBIND11_MODULE(_embedscope, m) {
          size_t max_vocab, size_t epochs, double lr, size_t threads, uint64_t seed,
          const std::string& tokenizer, py::object progress, double progress_interval) {
         Word2VecOptions o;
-        if (arch == "skipgram") o.arch = W2vArch::kSkipGram;
-        else if (arch == "cbow") o.arch = W2vArch::kCbow;
-        else throw py::value_error("train: arch='" + arch + "': expected 'skipgram' or 'cbow'");
+        if (arch == "skipgram")
+          o.arch = W2vArch::kSkipGram;
+        else if (arch == "cbow")
+          o.arch = W2vArch::kCbow;
+        else
+          throw py::value_error("train: arch='" + arch + "': expected 'skipgram' or 'cbow'");
         o.dim = dim;
         o.window = window;
         o.negative = negative;
@@ -133,13 +149,19 @@ PYBIND11_MODULE(_embedscope, m) {
           validate_word2vec_options(o);
           std::optional<BpeTokenizer> tok;
           if (!tokenizer.empty()) {
-            if (tokenizer == "gpt2") tok = BpeTokenizer::gpt2_default();
-            else if (std::filesystem::is_directory(tokenizer)) tok = BpeTokenizer::find_in_dir(tokenizer);
-            else tok = BpeTokenizer::from_tokenizer_json(tokenizer);
-            if (!tok) throw Error(ErrorCode::kNotFound, "train: tokenizer " + tokenizer +
-                                                            ": no tokenizer.json or vocab.json + merges.txt in it");
+            if (tokenizer == "gpt2")
+              tok = BpeTokenizer::gpt2_default();
+            else if (std::filesystem::is_directory(tokenizer))
+              tok = BpeTokenizer::find_in_dir(tokenizer);
+            else
+              tok = BpeTokenizer::from_tokenizer_json(tokenizer);
+            if (!tok)
+              throw Error(ErrorCode::kNotFound,
+                          "train: tokenizer " + tokenizer +
+                              ": no tokenizer.json or vocab.json + merges.txt in it");
             o.tokenizer = &*tok;
-            o.tokenizer_name = tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(tokenizer).string();
+            o.tokenizer_name =
+                tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(tokenizer).string();
           }
           r = train_word2vec(inputs, o);
           Model model;
@@ -177,7 +199,8 @@ PYBIND11_MODULE(_embedscope, m) {
       [](const std::string& ref, const std::string& tokenizer, const std::string& matrix) {
         HandleOptions o;
         o.tokenizer = tokenizer;
-        if (matrix == "output") o.model.matrix = MatrixKind::kOutput;
+        if (matrix == "output")
+          o.model.matrix = MatrixKind::kOutput;
         else if (matrix != "input")
           throw py::value_error("matrix='" + matrix + "': expected 'input' or 'output'");
         ModelHandlePtr h;
@@ -202,7 +225,8 @@ PYBIND11_MODULE(_embedscope, m) {
           model.ref = path;
           model.path = path;
           model.n_search_rows = model.emb.table.n_rows();
-          model.init_hint = "uniform:" + std::to_string(0.5 / std::max<size_t>(1, model.emb.table.dim()));
+          model.init_hint =
+              "uniform:" + std::to_string(0.5 / std::max<size_t>(1, model.emb.table.dim()));
           HandleOptions o;
           o.tokenizer = "none";
           h = ModelHandle::from_model(std::move(model), o);
@@ -213,128 +237,152 @@ PYBIND11_MODULE(_embedscope, m) {
 
   cls.def_property_readonly("n_rows", [](const PyModel& s) { return s.h()->table().n_rows(); })
       .def_property_readonly("dim", [](const PyModel& s) { return s.h()->table().dim(); })
-      .def_property_readonly("n_search_rows", [](const PyModel& s) { return s.h()->n_search_rows(); })
-      .def_property_readonly("dtype", [](const PyModel& s) { return std::string(dtype_name(s.h()->table().dtype())); })
+      .def_property_readonly("n_search_rows",
+                             [](const PyModel& s) { return s.h()->n_search_rows(); })
+      .def_property_readonly(
+          "dtype", [](const PyModel& s) { return std::string(dtype_name(s.h()->table().dtype())); })
       .def_property_readonly("name", [](const PyModel& s) { return s.h()->name(); })
       .def_property_readonly("path", [](const PyModel& s) { return s.h()->model().path; })
-      .def_property_readonly("format", [](const PyModel& s) { return std::string(format_name(s.h()->model().emb.format)); })
-      .def_property_readonly("zero_copy", [](const PyModel& s) { return s.h()->table().zero_copy(); })
+      .def_property_readonly(
+          "format",
+          [](const PyModel& s) { return std::string(format_name(s.h()->model().emb.format)); })
+      .def_property_readonly("zero_copy",
+                             [](const PyModel& s) { return s.h()->table().zero_copy(); })
       .def_property_readonly("closed", &PyModel::closed)
       .def_property_readonly("word_keys", &PyModel::word_keys)
-      .def_property_readonly("has_tokenizer", [](const PyModel& s) {
-        const auto& h = s.h();
-        py::gil_scoped_release nogil;
-        return h->tokenizer() != nullptr;
-      })
-      .def_property_readonly("tokenizer_source", [](const PyModel& s) {
-        const auto& h = s.h();
-        py::gil_scoped_release nogil;
-        return h->tokenizer_source();
-      })
+      .def_property_readonly("has_tokenizer",
+                             [](const PyModel& s) {
+                               const auto& h = s.h();
+                               py::gil_scoped_release nogil;
+                               return h->tokenizer() != nullptr;
+                             })
+      .def_property_readonly("tokenizer_source",
+                             [](const PyModel& s) {
+                               const auto& h = s.h();
+                               py::gil_scoped_release nogil;
+                               return h->tokenizer_source();
+                             })
       .def("close", &PyModel::close)
       // The table as a read-only numpy array. F32: a view of the mapping; F16: a float16 view;
       // BF16 (numpy has no bfloat16): a float32 copy. Its base owns the handle.
-      .def("vectors", [](const PyModel& s) -> py::array {
-        auto h = s.h();
-        const auto& t = h->table();
-        std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(t.n_rows()), static_cast<py::ssize_t>(t.dim())};
-        py::array out;
-        if (t.dtype() == DType::kBF16) {
-          auto* copy = new EmbeddingTable(t.to_f32());
-          py::capsule owner(copy, [](void* p) { delete static_cast<EmbeddingTable*>(p); });
-          out = py::array(py::dtype::of<float>(), shape, copy->f32(), owner);
-        } else {
-          auto* keep = new ModelHandlePtr(h);
-          py::capsule owner(keep, [](void* p) { delete static_cast<ModelHandlePtr*>(p); });
-          py::dtype dt = t.dtype() == DType::kF32 ? py::dtype::of<float>() : py::dtype("float16");
-          out = py::array(dt, shape, static_cast<const void*>(t.data()), owner);
-        }
-        py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-        return out;
-      })
-      .def("keys", [](const PyModel& s) {
-        const auto& h = s.h();
-        const Vocabulary& v = h->vocab();
-        size_t n = h->table().n_rows();
-        py::list out(n);
-        const WordLookup* words = nullptr;
-        if (v.size() < n) {
-          py::gil_scoped_release nogil;
-          words = &h->words();
-        }
-        for (size_t i = 0; i < n; ++i) {
-          std::string k = i < v.size() ? v.token(static_cast<TokenId>(i)) : words->raw_token(static_cast<TokenId>(i));
-          if (k.empty() && i >= v.size()) k = "#" + std::to_string(i);
-          out[i] = bytes_to_str(k);
-        }
-        return out;
-      })
-      .def("lookup", [](const PyModel& s, py::handle key) { return lookup(s, key); }, py::arg("key"))
-      .def("norms", [](const PyModel& s) {
-        auto h = s.h();
-        {
-          py::gil_scoped_release nogil;
-          h->table().norms();
-        }
-        const auto& n = h->table().norms();
-        auto* keep = new ModelHandlePtr(h);
-        py::capsule owner(keep, [](void* p) { delete static_cast<ModelHandlePtr*>(p); });
-        py::array out(py::dtype::of<float>(), {static_cast<py::ssize_t>(n.size())}, n.data(), owner);
-        py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-        return out;
-      })
-      .def("row", [](const PyModel& s, TokenId id) {
-        auto h = s.h();
-        if (id < 0 || static_cast<size_t>(id) >= h->table().n_rows())
-          throw py::index_error("row " + std::to_string(id) + " out of range");
-        return to_array(h->table().row(static_cast<size_t>(id)));
-      })
-      .def("normed", [](const PyModel& s) {
-        auto h = s.h();
-        const auto& t = h->table();
-        py::array_t<float> out({static_cast<py::ssize_t>(t.n_rows()), static_cast<py::ssize_t>(t.dim())});
-        float* o = out.mutable_data();
-        {
-          py::gil_scoped_release nogil;
-          const auto& norms = t.norms();
-          for (size_t i = 0; i < t.n_rows(); ++i) {
-            float* r = o + i * t.dim();
-            t.row_f32(i, r);
-            for (size_t j = 0; j < t.dim(); ++j) r[j] /= norms[i];
-          }
-        }
-        return out;
-      })
+      .def("vectors",
+           [](const PyModel& s) -> py::array {
+             auto h = s.h();
+             const auto& t = h->table();
+             std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(t.n_rows()),
+                                            static_cast<py::ssize_t>(t.dim())};
+             py::array out;
+             if (t.dtype() == DType::kBF16) {
+               auto* copy = new EmbeddingTable(t.to_f32());
+               py::capsule owner(copy, [](void* p) { delete static_cast<EmbeddingTable*>(p); });
+               out = py::array(py::dtype::of<float>(), shape, copy->f32(), owner);
+             } else {
+               auto* keep = new ModelHandlePtr(h);
+               py::capsule owner(keep, [](void* p) { delete static_cast<ModelHandlePtr*>(p); });
+               py::dtype dt =
+                   t.dtype() == DType::kF32 ? py::dtype::of<float>() : py::dtype("float16");
+               out = py::array(dt, shape, static_cast<const void*>(t.data()), owner);
+             }
+             py::detail::array_proxy(out.ptr())->flags &=
+                 ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+             return out;
+           })
+      .def("keys",
+           [](const PyModel& s) {
+             const auto& h = s.h();
+             const Vocabulary& v = h->vocab();
+             size_t n = h->table().n_rows();
+             py::list out(n);
+             const WordLookup* words = nullptr;
+             if (v.size() < n) {
+               py::gil_scoped_release nogil;
+               words = &h->words();
+             }
+             for (size_t i = 0; i < n; ++i) {
+               std::string k = i < v.size() ? v.token(static_cast<TokenId>(i))
+                                            : words->raw_token(static_cast<TokenId>(i));
+               if (k.empty() && i >= v.size()) k = "#" + std::to_string(i);
+               out[i] = bytes_to_str(k);
+             }
+             return out;
+           })
+      .def(
+          "lookup", [](const PyModel& s, py::handle key) { return lookup(s, key); }, py::arg("key"))
+      .def("norms",
+           [](const PyModel& s) {
+             auto h = s.h();
+             {
+               py::gil_scoped_release nogil;
+               h->table().norms();
+             }
+             const auto& n = h->table().norms();
+             auto* keep = new ModelHandlePtr(h);
+             py::capsule owner(keep, [](void* p) { delete static_cast<ModelHandlePtr*>(p); });
+             py::array out(py::dtype::of<float>(), {static_cast<py::ssize_t>(n.size())}, n.data(),
+                           owner);
+             py::detail::array_proxy(out.ptr())->flags &=
+                 ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+             return out;
+           })
+      .def("row",
+           [](const PyModel& s, TokenId id) {
+             auto h = s.h();
+             if (id < 0 || static_cast<size_t>(id) >= h->table().n_rows())
+               throw py::index_error("row " + std::to_string(id) + " out of range");
+             return to_array(h->table().row(static_cast<size_t>(id)));
+           })
+      .def("normed",
+           [](const PyModel& s) {
+             auto h = s.h();
+             const auto& t = h->table();
+             py::array_t<float> out(
+                 {static_cast<py::ssize_t>(t.n_rows()), static_cast<py::ssize_t>(t.dim())});
+             float* o = out.mutable_data();
+             {
+               py::gil_scoped_release nogil;
+               const auto& norms = t.norms();
+               for (size_t i = 0; i < t.n_rows(); ++i) {
+                 float* r = o + i * t.dim();
+                 t.row_f32(i, r);
+                 for (size_t j = 0; j < t.dim(); ++j) r[j] /= norms[i];
+               }
+             }
+             return out;
+           })
       // Tokenizer (Error when the model has none: the Python side checks has_tokenizer first).
-      .def("encode",
-           [](const PyModel& s, const std::string& text, bool allow_special, bool offsets) -> py::object {
-             auto h = s.h();
-             std::vector<TokenId> ids;
-             std::vector<size_t> offs;
-             {
-               py::gil_scoped_release nogil;
-               const BpeTokenizer* t = h->tokenizer();
-               if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
-               ids = offsets ? t->encode_with_offsets(text, &offs, allow_special) : t->encode(text, allow_special);
-             }
-             if (offsets) return py::make_tuple(ids, offs);
-             return py::cast(ids);
-           },
-           py::arg("text"), py::arg("allow_special") = false, py::arg("offsets") = false)
-      .def("decode",
-           [](const PyModel& s, const std::vector<TokenId>& ids, bool raw) -> py::object {
-             auto h = s.h();
-             std::string out;
-             {
-               py::gil_scoped_release nogil;
-               const BpeTokenizer* t = h->tokenizer();
-               if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
-               out = raw ? t->decode_bytes(ids) : t->decode(ids);
-             }
-             if (raw) return py::bytes(out);
-             return py::str(out);
-           },
-           py::arg("ids"), py::arg("raw") = false)
+      .def(
+          "encode",
+          [](const PyModel& s, const std::string& text, bool allow_special,
+             bool offsets) -> py::object {
+            auto h = s.h();
+            std::vector<TokenId> ids;
+            std::vector<size_t> offs;
+            {
+              py::gil_scoped_release nogil;
+              const BpeTokenizer* t = h->tokenizer();
+              if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
+              ids = offsets ? t->encode_with_offsets(text, &offs, allow_special)
+                            : t->encode(text, allow_special);
+            }
+            if (offsets) return py::make_tuple(ids, offs);
+            return py::cast(ids);
+          },
+          py::arg("text"), py::arg("allow_special") = false, py::arg("offsets") = false)
+      .def(
+          "decode",
+          [](const PyModel& s, const std::vector<TokenId>& ids, bool raw) -> py::object {
+            auto h = s.h();
+            std::string out;
+            {
+              py::gil_scoped_release nogil;
+              const BpeTokenizer* t = h->tokenizer();
+              if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
+              out = raw ? t->decode_bytes(ids) : t->decode(ids);
+            }
+            if (raw) return py::bytes(out);
+            return py::str(out);
+          },
+          py::arg("ids"), py::arg("raw") = false)
       .def("display",
            [](const PyModel& s, TokenId id) {
              auto h = s.h();
@@ -344,16 +392,17 @@ PYBIND11_MODULE(_embedscope, m) {
            })
       // save_embeddings: format "" = from the extension; the vocabulary goes along when the model
       // has one (word2vec formats need it).
-      .def("save",
-           [](const PyModel& s, const std::string& path, const std::string& format) {
-             auto h = s.h();
-             SaveOptions o;
-             if (!format.empty()) o.format = parse_format_name(format);
-             py::gil_scoped_release nogil;
-             const Vocabulary* v = h->vocab().empty() ? nullptr : &h->vocab();
-             save_embeddings(path, h->table(), v, o);
-           },
-           py::arg("path"), py::arg("format") = "")
+      .def(
+          "save",
+          [](const PyModel& s, const std::string& path, const std::string& format) {
+            auto h = s.h();
+            SaveOptions o;
+            if (!format.empty()) o.format = parse_format_name(format);
+            py::gil_scoped_release nogil;
+            const Vocabulary* v = h->vocab().empty() ? nullptr : &h->vocab();
+            save_embeddings(path, h->table(), v, o);
+          },
+          py::arg("path"), py::arg("format") = "")
       .def("token_vocab_size", [](const PyModel& s) {
         const BpeTokenizer* t = s.h()->tokenizer();
         return t ? t->vocab_size() : 0;

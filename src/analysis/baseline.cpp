@@ -27,11 +27,15 @@ class Rng {
   }
   uint64_t next() {
     uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
-    s_[2] ^= s_[0]; s_[3] ^= s_[1]; s_[1] ^= s_[2]; s_[0] ^= s_[3]; s_[2] ^= t;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
     s_[3] = rotl(s_[3], 45);
     return r;
   }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }            // [0, 1)
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }               // [0, 1)
   double uniform_open() { return (double(next() >> 11) + 0.5) * 0x1.0p-53; }  // (0, 1)
   double normal() {  // Marsaglia polar method (no cached second value: keeps streams simple)
     for (;;) {
@@ -80,8 +84,10 @@ InitDistribution parse_init_hint(std::string_view hint) {
   if (hint.empty()) return d;
   auto colon = hint.find(':');
   std::string family(hint.substr(0, colon));
-  if (family == "normal") d.kind = InitDistribution::Kind::kNormal;
-  else if (family == "uniform") d.kind = InitDistribution::Kind::kUniform;
+  if (family == "normal")
+    d.kind = InitDistribution::Kind::kNormal;
+  else if (family == "uniform")
+    d.kind = InitDistribution::Kind::kUniform;
   else
     throw Error(ErrorCode::kInvalidArgument, "init distribution '" + std::string(hint) +
                                                  "': expected normal:STD or uniform:HALF_WIDTH");
@@ -91,12 +97,14 @@ InitDistribution parse_init_hint(std::string_view hint) {
     d.scale = std::strtod(num.c_str(), &end);
     if (num.empty() || end != num.c_str() + num.size() || !(d.scale > 0) || !std::isfinite(d.scale))
       throw Error(ErrorCode::kInvalidArgument, "init distribution '" + std::string(hint) +
-                                                   "': scale '" + num + "' is not a positive number");
+                                                   "': scale '" + num +
+                                                   "' is not a positive number");
   }
   return d;
 }
 
-EmbeddingTable random_table(const InitDistribution& init, size_t n_rows, size_t dim, uint64_t seed) {
+EmbeddingTable random_table(const InitDistribution& init, size_t n_rows, size_t dim,
+                            uint64_t seed) {
   std::vector<float> data(n_rows * dim);
   for (size_t i = 0; i < n_rows; ++i) draw_row(init, seed, i, dim, data.data() + i * dim);
   return EmbeddingTable::from_f32(n_rows, dim, std::move(data));
@@ -104,14 +112,19 @@ EmbeddingTable random_table(const InitDistribution& init, size_t n_rows, size_t 
 
 std::vector<float> random_cosines(const InitDistribution& init, size_t n_rows, size_t dim,
                                   uint64_t seed) {
-  if (dim < 2) throw Error(ErrorCode::kInvalidArgument, "random baseline needs dim >= 2, got " + std::to_string(dim));
+  if (dim < 2)
+    throw Error(ErrorCode::kInvalidArgument,
+                "random baseline needs dim >= 2, got " + std::to_string(dim));
   std::vector<float> out(n_rows);
   if (init.kind == InitDistribution::Kind::kNormal) {
     double shape = double(dim - 1) / 2;  // chi^2(dim-1) = 2 Gamma((dim-1)/2)
     for (size_t i = 0; i < n_rows; ++i) {
       Rng r(seed, i);
       double z = r.normal();
-      double c = shape >= 1 ? 2 * r.gamma(shape) : [&] { double x = r.normal(); return x * x; }();
+      double c = shape >= 1 ? 2 * r.gamma(shape) : [&] {
+        double x = r.normal();
+        return x * x;
+      }();
       out[i] = float(z / std::sqrt(z * z + c));
     }
     return out;
@@ -136,12 +149,12 @@ std::vector<float> random_cosines(const InitDistribution& init, size_t n_rows, s
 double normal_quantile(double p) {
   if (p <= 0) return -INFINITY;
   if (p >= 1) return INFINITY;
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                              6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
                              3.754408661907416e+00};
   const double lo = 0.02425, hi = 1 - lo;
@@ -162,8 +175,9 @@ std::vector<double> expected_top_cosines(size_t n_rows, size_t dim, size_t k) {
   double n = double(n_rows);
   for (size_t i = 1; i <= k && i <= n_rows; ++i)
     // The normal approximation ignores that a cosine is bounded; at tiny dims it would pass 1.
-    out.push_back(std::clamp(normal_quantile((n - double(i) + 1 - 0.375) / (n + 0.25)) / std::sqrt(double(dim)),
-                             -1.0, 1.0));
+    out.push_back(std::clamp(
+        normal_quantile((n - double(i) + 1 - 0.375) / (n + 0.25)) / std::sqrt(double(dim)), -1.0,
+        1.0));
   return out;
 }
 

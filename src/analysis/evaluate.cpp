@@ -2,11 +2,12 @@
 // follow gensim 4.2 keyedvectors.py line by line).
 #include "embedscope/analysis/evaluate.h"
 
+#include <locale.h>
+#include <wctype.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <locale.h>
-#include <wctype.h>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -31,37 +32,63 @@ locale_t utf8_locale() {
 }
 
 void put_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) out += char(c);
-  else if (c < 0x800) { out += char(0xC0 | (c >> 6)); out += char(0x80 | (c & 0x3F)); }
-  else if (c < 0x10000) {
-    out += char(0xE0 | (c >> 12)); out += char(0x80 | ((c >> 6) & 0x3F)); out += char(0x80 | (c & 0x3F));
+  if (c < 0x80)
+    out += char(c);
+  else if (c < 0x800) {
+    out += char(0xC0 | (c >> 6));
+    out += char(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += char(0xE0 | (c >> 12));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
   } else {
-    out += char(0xF0 | (c >> 18)); out += char(0x80 | ((c >> 12) & 0x3F));
-    out += char(0x80 | ((c >> 6) & 0x3F)); out += char(0x80 | (c & 0x3F));
+    out += char(0xF0 | (c >> 18));
+    out += char(0x80 | ((c >> 12) & 0x3F));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
   }
 }
 
 const char* special_upper(char32_t c) {
   switch (c) {
-    case 0x00DF: return "SS";             // ß
-    case 0x0149: return "\u02BCN";       // ŉ
-    case 0x01F0: return "J\u030C";       // ǰ
-    case 0x0390: return "\u0399\u0308\u0301";
-    case 0x03B0: return "\u03A5\u0308\u0301";
-    case 0x0587: return "\u0535\u0552";
-    case 0x1E96: return "H\u0331";
-    case 0x1E97: return "T\u0308";
-    case 0x1E98: return "W\u030A";
-    case 0x1E99: return "Y\u030A";
-    case 0x1E9A: return "A\u02BE";
-    case 0xFB00: return "FF";
-    case 0xFB01: return "FI";
-    case 0xFB02: return "FL";
-    case 0xFB03: return "FFI";
-    case 0xFB04: return "FFL";
-    case 0xFB05: return "ST";
-    case 0xFB06: return "ST";
-    default: return nullptr;
+    case 0x00DF:
+      return "SS";  // ß
+    case 0x0149:
+      return "\u02BCN";  // ŉ
+    case 0x01F0:
+      return "J\u030C";  // ǰ
+    case 0x0390:
+      return "\u0399\u0308\u0301";
+    case 0x03B0:
+      return "\u03A5\u0308\u0301";
+    case 0x0587:
+      return "\u0535\u0552";
+    case 0x1E96:
+      return "H\u0331";
+    case 0x1E97:
+      return "T\u0308";
+    case 0x1E98:
+      return "W\u030A";
+    case 0x1E99:
+      return "Y\u030A";
+    case 0x1E9A:
+      return "A\u02BE";
+    case 0xFB00:
+      return "FF";
+    case 0xFB01:
+      return "FI";
+    case 0xFB02:
+      return "FL";
+    case 0xFB03:
+      return "FFI";
+    case 0xFB04:
+      return "FFL";
+    case 0xFB05:
+      return "ST";
+    case 0xFB06:
+      return "ST";
+    default:
+      return nullptr;
   }
 }
 
@@ -92,8 +119,10 @@ std::string unicode_upper(std::string_view s) {
       ++i;
       continue;
     }
-    if (const char* sp = special_upper(c)) out += sp;
-    else put_utf8(out, loc ? char32_t(towupper_l(wint_t(c), loc)) : c);
+    if (const char* sp = special_upper(c))
+      out += sp;
+    else
+      put_utf8(out, loc ? char32_t(towupper_l(wint_t(c), loc)) : c);
     i += len;
   }
   return out;
@@ -106,7 +135,9 @@ std::string upper(std::string_view s) { return unicode_upper(s); }
 std::vector<std::string> split_ws(std::string_view line) {
   std::vector<std::string> out;
   size_t i = 0;
-  auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  auto ws = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
   while (i < line.size()) {
     while (i < line.size() && ws(line[i])) ++i;
     size_t j = i;
@@ -139,7 +170,8 @@ class WordRows {
     n = std::min(n, emb.table.n_rows());
     // gensim builds {key.upper(): index} over reversed(keys): the first row wins.
     for (size_t i = n; i-- > 0;) {
-      std::string k = o.case_insensitive ? upper(emb.vocab.token(TokenId(i))) : emb.vocab.token(TokenId(i));
+      std::string k =
+          o.case_insensitive ? upper(emb.vocab.token(TokenId(i))) : emb.vocab.token(TokenId(i));
       ok_[k] = TokenId(i);
     }
   }
@@ -197,7 +229,10 @@ double pearson_r(const std::vector<double>& x, const std::vector<double>& y) {
   size_t n = std::min(x.size(), y.size());
   if (n < 2) return NAN;
   double mx = 0, my = 0;
-  for (size_t i = 0; i < n; ++i) { mx += x[i]; my += y[i]; }
+  for (size_t i = 0; i < n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
   mx /= double(n);
   my /= double(n);
   double sxy = 0, sxx = 0, syy = 0;
@@ -228,8 +263,10 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
     if (line.starts_with(": ")) {
       if (section) res.sections.push_back(*section);
       std::string name(line);
-      while (!name.empty() && (name.front() == ':' || name.front() == ' ')) name.erase(name.begin());  // lstrip(': ')
-      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+      while (!name.empty() && (name.front() == ':' || name.front() == ' '))
+        name.erase(name.begin());  // lstrip(': ')
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+        name.pop_back();
       section = AnalogySection{name, 0, 0};
       continue;
     }
@@ -260,8 +297,10 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
       have = true;
       if (predicted != w[0] && predicted != w[1] && predicted != w[2]) break;
     }
-    if (have && predicted == w[3]) ++section->correct;
-    else ++section->incorrect;
+    if (have && predicted == w[3])
+      ++section->correct;
+    else
+      ++section->incorrect;
   }
   if (section) res.sections.push_back(*section);
   if (res.n_questions == 0)
@@ -278,7 +317,9 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
     total.incorrect += sec.incorrect;
   }
   res.sections.push_back(total);
-  res.score = total.correct + total.incorrect ? double(total.correct) / double(total.correct + total.incorrect) : 0.0;
+  res.score = total.correct + total.incorrect
+                  ? double(total.correct) / double(total.correct + total.incorrect)
+                  : 0.0;
   res.oov_ratio = res.n_questions ? 100.0 * double(res.n_oov) / double(res.n_questions) : 0.0;
   return res;
 }
@@ -317,16 +358,23 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
     if (f.size() != 3) continue;
     std::string num = f[2];
     while (!num.empty() && std::isspace(static_cast<unsigned char>(num.back()))) num.pop_back();
-    while (!num.empty() && std::isspace(static_cast<unsigned char>(num.front()))) num.erase(num.begin());
+    while (!num.empty() && std::isspace(static_cast<unsigned char>(num.front())))
+      num.erase(num.begin());
     char* end = nullptr;
     double sim = std::strtod(num.c_str(), &end);
     if (num.empty() || end != num.c_str() + num.size()) continue;
     ++n_pair_lines;
-    if (o.case_insensitive) { f[0] = upper(f[0]); f[1] = upper(f[1]); }
+    if (o.case_insensitive) {
+      f[0] = upper(f[0]);
+      f[1] = upper(f[1]);
+    }
     auto a = rows.find(f[0], &res.n_composed), b = rows.find(f[1], &res.n_composed);
     if (!a || !b) {
       ++res.n_oov;
-      if (o.dummy4unknown) { gold.push_back(sim); model.push_back(0.0); }
+      if (o.dummy4unknown) {
+        gold.push_back(sim);
+        model.push_back(0.0);
+      }
       continue;
     }
     auto va = mean_row(*a), vb = mean_row(*b);
@@ -341,11 +389,12 @@ PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer*
   }
   if (n_pair_lines == 0)
     throw Error(ErrorCode::kInvalidArgument,
-                path + ": no line in the expected format WORD<TAB>WORD<TAB>SCORE (" + std::to_string(n_lines) +
-                    " lines read; '#' lines are comments)");
+                path + ": no line in the expected format WORD<TAB>WORD<TAB>SCORE (" +
+                    std::to_string(n_lines) + " lines read; '#' lines are comments)");
   if (gold.empty())
-    throw Error(ErrorCode::kInvalidArgument, path + ": no word pair has both words in the vocabulary (" +
-                                                 std::to_string(res.n_oov) + " pairs out of vocabulary)");
+    throw Error(ErrorCode::kInvalidArgument,
+                path + ": no word pair has both words in the vocabulary (" +
+                    std::to_string(res.n_oov) + " pairs out of vocabulary)");
   res.n_pairs = gold.size();
   res.pearson = pearson_r(gold, model);
   res.spearman = spearman_rho(gold, model);

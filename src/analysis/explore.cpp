@@ -2,8 +2,8 @@
 #include "embedscope/analysis/explore.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
@@ -22,8 +22,10 @@ const char* const kMarkers[] = {" ", "\xC4\xA0", "\xE2\x96\x81"};  // space, "Ġ
 std::string flip_first_case(std::string w) {
   if (!w.empty()) {
     char& c = w[0];
-    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-    else if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    if (c >= 'a' && c <= 'z')
+      c = char(c - 'a' + 'A');
+    else if (c >= 'A' && c <= 'Z')
+      c = char(c - 'A' + 'a');
   }
   return w;
 }
@@ -44,12 +46,14 @@ std::string count_phrase(size_t n, const char* one, const char* many) {
 std::string readable_token(std::string_view raw) {
   std::string out;
   for (unsigned char c : raw) {
-    if (c == ' ') out += "\xE2\x90\xA3";  // ␣
+    if (c == ' ')
+      out += "\xE2\x90\xA3";  // ␣
     else if (c < 0x20 || c == 0x7f) {
       char b[8];
       std::snprintf(b, sizeof b, "<0x%02X>", c);
       out += b;
-    } else out += char(c);
+    } else
+      out += char(c);
   }
   return out;
 }
@@ -86,13 +90,19 @@ Explorer::Explorer(const Model& model, const BpeTokenizer* tokenizer, const Labe
   for (size_t i = 0; i < n_seen; ++i) {
     std::string_view t = token_of(i);
     for (const char* m : kMarkers)
-      if (t.starts_with(m) && t.size() > std::strlen(m)) { ++n_marked; break; }
+      if (t.starts_with(m) && t.size() > std::strlen(m)) {
+        ++n_marked;
+        break;
+      }
   }
   marks_ = n_seen > 0 && n_marked * 10 > n_seen;
   allow_.assign(n, 0);
   for (size_t i = 0; i < limit; ++i) {
     std::string_view t = token_of(i);
-    if (opt_.all_tokens) { allow_[i] = 1; continue; }
+    if (opt_.all_tokens) {
+      allow_[i] = 1;
+      continue;
+    }
     if (tok_ && i < tok_->vocab_size() && tok_->is_special(TokenId(i))) continue;
     TokenForm f = normalize_token(t);
     allow_[i] = !f.special && f.is_wordlike && !f.continuation && (!marks_ || f.word_start);
@@ -152,14 +162,17 @@ std::vector<LabelledNeighbor> Explorer::top_k(const std::vector<float>& scores,
     LabelledNeighbor ln;
     ln.id = cand[i].id;
     ln.score = cand[i].score;
-    if (size_t(ln.id) < vocab.size()) ln.token = vocab.token(ln.id);
-    else if (tok_) ln.token = tok_->token_bytes(ln.id);
+    if (size_t(ln.id) < vocab.size())
+      ln.token = vocab.token(ln.id);
+    else if (tok_)
+      ln.token = tok_->token_bytes(ln.id);
     ln.display = readable_token(ln.token);
     TokenInfo info;
     info.text = ln.token;
     info.vocab_marks_word_starts = marks_;
     if (tok_ && size_t(ln.id) < tok_->vocab_size()) info.special = tok_->is_special(ln.id);
-    if (vocab.has_counts() && size_t(ln.id) < vocab.counts().size()) info.count = vocab.counts()[size_t(ln.id)];
+    if (vocab.has_counts() && size_t(ln.id) < vocab.counts().size())
+      info.count = vocab.counts()[size_t(ln.id)];
     ln.label = lab_.label(q, info);
     out.push_back(std::move(ln));
   }
@@ -182,7 +195,9 @@ BaselineView Explorer::baseline(const std::vector<TokenId>& exclude, const Prepa
   return b;
 }
 
-ExploreResult Explorer::explore(std::string_view word_in) const { return explore(word_in, opt_.k, opt_.seed); }
+ExploreResult Explorer::explore(std::string_view word_in) const {
+  return explore(word_in, opt_.k, opt_.seed);
+}
 
 ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t seed) const {
   if (k == 0) throw Error(ErrorCode::kInvalidArgument, "explore: k must be at least 1");
@@ -200,7 +215,8 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
         throw Error(ErrorCode::kOutOfRange, model_.path + ": token id " + std::to_string(id) +
                                                 " of '" + word + "' is beyond the table's " +
                                                 std::to_string(table.n_rows()) + " rows");
-      d.push_back(readable_token(size_t(id) < vocab.size() ? vocab.token(id) : tok_->token_bytes(id)));
+      d.push_back(
+          readable_token(size_t(id) < vocab.size() ? vocab.token(id) : tok_->token_bytes(id)));
     }
     return d;
   };
@@ -216,12 +232,17 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
         size_t c = 0;
         for (size_t i = 0; i < std::min<size_t>(vocab.size(), 5000); ++i)
           if (vocab.token(TokenId(i)).starts_with(m)) ++c;
-        if (c > best) { best = c; marker = m; }
+        if (c > best) {
+          best = c;
+          marker = m;
+        }
       }
     }
     std::vector<std::string> spellings;
-    if (marks_) spellings = {marker + word, word, marker + flip_first_case(word), flip_first_case(word)};
-    else spellings = {word, flip_first_case(word)};
+    if (marks_)
+      spellings = {marker + word, word, marker + flip_first_case(word), flip_first_case(word)};
+    else
+      spellings = {word, flip_first_case(word)};
     std::string lower = word;
     for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
     if (lower != word && lower != flip_first_case(word)) {
@@ -230,13 +251,15 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
     }
     for (auto& s : spellings) {
       auto id = vocab.find(s);
-      if (id && std::none_of(r.rows.begin(), r.rows.end(), [&](auto& q) { return q.ids[0] == *id; }))
+      if (id &&
+          std::none_of(r.rows.begin(), r.rows.end(), [&](auto& q) { return q.ids[0] == *id; }))
         r.rows.push_back({s, {*id}, display_ids({*id})});
     }
     if (r.rows.empty())
       throw Error(ErrorCode::kNotFound,
                   "'" + word + "' is not in the vocabulary of " + model_.path + " (" +
-                      std::to_string(vocab.size()) + " rows; tried " + std::to_string(spellings.size()) +
+                      std::to_string(vocab.size()) + " rows; tried " +
+                      std::to_string(spellings.size()) +
                       " spellings) and the model has no tokenizer to split it");
     r.query_variant = 0;
   }
@@ -273,7 +296,8 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
 SampleResult Explorer::sample(size_t n_words) const {
   SampleResult s;
   s.k = opt_.k;
-  if (n_words == 0) throw Error(ErrorCode::kInvalidArgument, "explore --sample: N must be at least 1");
+  if (n_words == 0)
+    throw Error(ErrorCode::kInvalidArgument, "explore --sample: N must be at least 1");
   const auto& vocab = model_.emb.vocab;
   std::vector<TokenId> order;
   for (size_t i = 0; i < allow_.size() && i < vocab.size(); ++i)
@@ -302,25 +326,36 @@ SampleResult Explorer::sample(size_t n_words) const {
     PreparedQuery pq = lab_.prepare(text);
     std::vector<TokenId> excl = {id};
     auto nn = top_k(searcher_->score_all(q, Metric::kCosine), excl, pq, nullptr, opt_.k);
-    for (auto& n : nn) { s.labels.add(n.label); top += n.score; }
-    BaselineView b = baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)), opt_.k);
+    for (auto& n : nn) {
+      s.labels.add(n.label);
+      top += n.score;
+    }
+    BaselineView b =
+        baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)), opt_.k);
     s.baseline_labels.add(b.labels);
     for (float x : b.top_scores) btop += x;
   }
   if (s.labels.total()) s.mean_top = top / double(s.labels.total());
   if (s.baseline_labels.total()) s.baseline_mean_top = btop / double(s.baseline_labels.total());
-  auto pct = [](size_t a, size_t t) { return t ? std::to_string((a * 100 + t / 2) / t) + "%" : std::string("0%"); };
+  auto pct = [](size_t a, size_t t) {
+    return t ? std::to_string((a * 100 + t / 2) / t) + "%" : std::string("0%");
+  };
   size_t t = s.labels.total(), bt = s.baseline_labels.total();
   s.verdict = "Over " + std::to_string(s.words.size()) + " frequent words (" + std::to_string(s.k) +
               " neighbours each): " + pct(s.labels[Label::kVariant], t) + " variants, " +
-              pct(s.labels[Label::kSynonym], t) + " synonyms, " + pct(s.labels[Label::kRelated], t) +
-              " related, " + pct(s.labels[Label::kNoise], t) + " noise. The random baseline gives " +
-              pct(s.baseline_labels[Label::kNoise], bt) + " noise. Mean top-" + std::to_string(s.k) +
-              " cosine " + fmt2(s.mean_top) + " vs " + fmt2(s.baseline_mean_top) + " for random vectors.";
+              pct(s.labels[Label::kSynonym], t) + " synonyms, " +
+              pct(s.labels[Label::kRelated], t) + " related, " + pct(s.labels[Label::kNoise], t) +
+              " noise. The random baseline gives " + pct(s.baseline_labels[Label::kNoise], bt) +
+              " noise. Mean top-" + std::to_string(s.k) + " cosine " + fmt2(s.mean_top) + " vs " +
+              fmt2(s.baseline_mean_top) + " for random vectors.";
   size_t meaning = s.labels[Label::kSynonym] + s.labels[Label::kRelated];
-  if (s.labels[Label::kNoise] * 2 >= t) s.verdict += " Most neighbours are noise: the embedding captured little that WordNet recognises.";
-  else if (s.labels[Label::kVariant] > meaning) s.verdict += " In general this embedding groups surface forms more than meanings.";
-  else s.verdict += " In general this embedding groups meanings more than surface forms.";
+  if (s.labels[Label::kNoise] * 2 >= t)
+    s.verdict +=
+        " Most neighbours are noise: the embedding captured little that WordNet recognises.";
+  else if (s.labels[Label::kVariant] > meaning)
+    s.verdict += " In general this embedding groups surface forms more than meanings.";
+  else
+    s.verdict += " In general this embedding groups meanings more than surface forms.";
   return s;
 }
 
@@ -328,12 +363,14 @@ std::string explore_verdict(const LabelCounts& m, const LabelCounts& b, double m
                             double baseline_mean_top, double baseline_max) {
   size_t k = m.total();
   if (k == 0) return "No neighbours: the vocabulary has no other whole-word rows.";
-  size_t v = m[Label::kVariant], s = m[Label::kSynonym], r = m[Label::kRelated], n = m[Label::kNoise];
-  std::string out = std::to_string(v) + " of " + std::to_string(k) + " neighbours " +
-                    (v == 1 ? "is a spelling or inflection variant" : "are spelling or inflection variants") +
-                    " of the query; " + count_phrase(r, "is a related concept", "are related concepts") +
-                    "; " + count_phrase(s, "is a synonym", "are synonyms") +
-                    "; " + count_phrase(n, "is noise", "are noise");
+  size_t v = m[Label::kVariant], s = m[Label::kSynonym], r = m[Label::kRelated],
+         n = m[Label::kNoise];
+  std::string out =
+      std::to_string(v) + " of " + std::to_string(k) + " neighbours " +
+      (v == 1 ? "is a spelling or inflection variant" : "are spelling or inflection variants") +
+      " of the query; " + count_phrase(r, "is a related concept", "are related concepts") + "; " +
+      count_phrase(s, "is a synonym", "are synonyms") + "; " +
+      count_phrase(n, "is noise", "are noise");
   if (n > 0 && !m.noise_kinds.empty()) {
     auto top = std::max_element(m.noise_kinds.begin(), m.noise_kinds.end(),
                                 [](auto& a, auto& c) { return a.second < c.second; });
@@ -346,18 +383,26 @@ std::string explore_verdict(const LabelCounts& m, const LabelCounts& b, double m
   }
   out += ". ";
   size_t meaning = s + r;
-  if (n * 2 > k) out += "Most neighbours are noise: this embedding does not place the word near words WordNet relates to it.";
-  else if (v > meaning) out += "This embedding groups surface forms more than meanings.";
-  else if (meaning > v) out += "This embedding groups meanings more than surface forms.";
-  else out += "This embedding groups surface forms and meanings about equally.";
+  if (n * 2 > k)
+    out +=
+        "Most neighbours are noise: this embedding does not place the word near words WordNet "
+        "relates to it.";
+  else if (v > meaning)
+    out += "This embedding groups surface forms more than meanings.";
+  else if (meaning > v)
+    out += "This embedding groups meanings more than surface forms.";
+  else
+    out += "This embedding groups surface forms and meanings about equally.";
   size_t bn = b[Label::kNoise], bk = b.total();
   out += " A random matrix of the same shape gives " + std::to_string(bn) + " noise neighbour" +
          (bn == 1 ? "" : "s") + (bn < bk ? " of " + std::to_string(bk) : std::string()) +
          " with cosine under " + fmt2(std::ceil(baseline_max * 100) / 100) + "; the model's top-" +
          std::to_string(k) + " cosines average " + fmt2(mean_top) + " against " +
          fmt2(baseline_mean_top) + " by chance";
-  if (mean_top <= baseline_max) out += ", no higher than chance, so these neighbours carry little signal.";
-  else out += ".";
+  if (mean_top <= baseline_max)
+    out += ", no higher than chance, so these neighbours carry little signal.";
+  else
+    out += ".";
   return out;
 }
 

@@ -30,14 +30,30 @@ bool is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <
 // variant rule of its own and not followed here.
 std::string_view relation_name(std::string_view sym) {
   static const std::pair<std::string_view, std::string_view> kNames[] = {
-      {"@", "hypernym"},          {"@i", "instance hypernym"}, {"~", "hyponym"},
-      {"~i", "instance hyponym"}, {"#m", "member holonym"},    {"#s", "substance holonym"},
-      {"#p", "part holonym"},     {"%m", "member meronym"},    {"%s", "substance meronym"},
-      {"%p", "part meronym"},     {"&", "similar to"},         {"!", "antonym"},
-      {"^", "also see"},          {"=", "attribute"},          {"*", "entailment"},
-      {">", "cause"},             {"$", "verb group"},         {"\\", "pertainym"},
-      {"<", "participle"},        {";c", "domain topic"},      {"-c", "topic member"},
-      {";r", "domain region"},    {"-r", "region member"},     {";u", "domain usage"},
+      {"@", "hypernym"},
+      {"@i", "instance hypernym"},
+      {"~", "hyponym"},
+      {"~i", "instance hyponym"},
+      {"#m", "member holonym"},
+      {"#s", "substance holonym"},
+      {"#p", "part holonym"},
+      {"%m", "member meronym"},
+      {"%s", "substance meronym"},
+      {"%p", "part meronym"},
+      {"&", "similar to"},
+      {"!", "antonym"},
+      {"^", "also see"},
+      {"=", "attribute"},
+      {"*", "entailment"},
+      {">", "cause"},
+      {"$", "verb group"},
+      {"\\", "pertainym"},
+      {"<", "participle"},
+      {";c", "domain topic"},
+      {"-c", "topic member"},
+      {";r", "domain region"},
+      {"-r", "region member"},
+      {";u", "domain usage"},
       {"-u", "usage member"}};
   for (auto& [s, n] : kNames)
     if (s == sym) return n;
@@ -61,10 +77,14 @@ std::string lower_ascii(std::string s) {
 
 const char* pos_name(WnPos p) {
   switch (p) {
-    case WnPos::kNoun: return "noun";
-    case WnPos::kVerb: return "verb";
-    case WnPos::kAdj: return "adjective";
-    case WnPos::kAdv: return "adverb";
+    case WnPos::kNoun:
+      return "noun";
+    case WnPos::kVerb:
+      return "verb";
+    case WnPos::kAdj:
+      return "adjective";
+    case WnPos::kAdv:
+      return "adverb";
   }
   return "?";
 }
@@ -74,8 +94,10 @@ std::string definition_text(const std::string& gloss) {
   std::string out;
   bool quoted = false;
   for (char c : gloss) {
-    if (c == '"') quoted = !quoted;
-    else if (!quoted) out += c;
+    if (c == '"')
+      quoted = !quoted;
+    else if (!quoted)
+      out += c;
   }
   return out;
 }
@@ -84,8 +106,10 @@ std::vector<std::string> gloss_words(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : text + " ") {
-    if (is_ascii_letter(c)) cur += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    else if (!cur.empty()) out.push_back(std::move(cur)), cur.clear();
+    if (is_ascii_letter(c))
+      cur += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    else if (!cur.empty())
+      out.push_back(std::move(cur)), cur.clear();
   }
   return out;
 }
@@ -94,14 +118,15 @@ std::vector<std::string> gloss_words(const std::string& text) {
 // with the usual spelling changes (happy -> happiness, hope -> hoping is inflection, gentle ->
 // gently, basic -> basically, create -> creation, forget -> forgettable).
 constexpr std::string_view kPrefixes[] = {
-    "un", "re", "over", "under", "out", "mis", "dis", "non", "pre", "in", "im", "il", "ir",
-    "anti", "counter", "sub", "super", "co", "de", "inter", "semi", "multi", "post", "fore",
-    "self", "trans", "up", "en", "em", "mid", "ultra", "hyper", "micro", "mini", "auto", "bi"};
+    "un", "re",    "over", "under", "out",   "mis",     "dis",  "non",   "pre",
+    "in", "im",    "il",   "ir",    "anti",  "counter", "sub",  "super", "co",
+    "de", "inter", "semi", "multi", "post",  "fore",    "self", "trans", "up",
+    "en", "em",    "mid",  "ultra", "hyper", "micro",   "mini", "auto",  "bi"};
 constexpr std::string_view kSuffixes[] = {
-    "less", "ful", "ness", "ly", "ment", "able", "ible", "er", "or", "ist", "ism", "ity", "ation",
-    "ition", "ion", "al", "ical", "ic", "ish", "ous", "ive", "y", "ize", "ise", "ify", "en",
-    "hood", "ship", "dom", "ward", "wards", "wise", "ance", "ence", "ant", "ent", "ess", "ee",
-    "ery", "ry", "ing", "ed", "like"};
+    "less", "ful",   "ness",  "ly",  "ment", "able", "ible", "er",   "or",    "ist",  "ism",
+    "ity",  "ation", "ition", "ion", "al",   "ical", "ic",   "ish",  "ous",   "ive",  "y",
+    "ize",  "ise",   "ify",   "en",  "hood", "ship", "dom",  "ward", "wards", "wise", "ance",
+    "ence", "ant",   "ent",   "ess", "ee",   "ery",  "ry",   "ing",  "ed",    "like"};
 
 // Bases a suffixed word may come from: "happiness" - "ness" -> happi -> {happi, happie, happy}.
 std::vector<std::string> suffix_bases(std::string_view stem, std::string_view suffix) {
@@ -109,10 +134,11 @@ std::vector<std::string> suffix_bases(std::string_view stem, std::string_view su
   std::string s(stem);
   out.push_back(s + "e");
   if (s.size() >= 2 && s.back() == 'i') out.push_back(s.substr(0, s.size() - 1) + "y");
-  if (s.size() >= 3 && s.back() == s[s.size() - 2] && std::string_view("aeiou").find(s.back()) == std::string_view::npos)
+  if (s.size() >= 3 && s.back() == s[s.size() - 2] &&
+      std::string_view("aeiou").find(s.back()) == std::string_view::npos)
     out.push_back(s.substr(0, s.size() - 1));
   if (suffix == "ly") {
-    out.push_back(s + "le");                                        // gently
+    out.push_back(s + "le");                                          // gently
     if (s.ends_with("al")) out.push_back(s.substr(0, s.size() - 2));  // basically
   }
   return out;
@@ -128,22 +154,32 @@ std::string short_gloss(const std::string& g) {
 
 std::string_view label_name(Label l) {
   switch (l) {
-    case Label::kVariant: return "variant";
-    case Label::kSynonym: return "synonym";
-    case Label::kRelated: return "related";
-    case Label::kNoise: return "noise";
+    case Label::kVariant:
+      return "variant";
+    case Label::kSynonym:
+      return "synonym";
+    case Label::kRelated:
+      return "related";
+    case Label::kNoise:
+      return "noise";
   }
   return "noise";
 }
 
 std::string_view noise_kind_name(NoiseKind k) {
   switch (k) {
-    case NoiseKind::kNone: return "";
-    case NoiseKind::kSpecial: return "special";
-    case NoiseKind::kNumberOrPunct: return "number_or_punct";
-    case NoiseKind::kSubword: return "subword";
-    case NoiseKind::kRare: return "rare";
-    case NoiseKind::kUnrelated: return "unrelated";
+    case NoiseKind::kNone:
+      return "";
+    case NoiseKind::kSpecial:
+      return "special";
+    case NoiseKind::kNumberOrPunct:
+      return "number_or_punct";
+    case NoiseKind::kSubword:
+      return "subword";
+    case NoiseKind::kRare:
+      return "rare";
+    case NoiseKind::kUnrelated:
+      return "unrelated";
   }
   return "";
 }
@@ -159,10 +195,14 @@ TokenForm normalize_token(std::string_view raw) {
   std::string_view s = raw;
   // Leading word-start markers: space, GPT-2's byte-level "Ġ" (U+0120), SentencePiece "▁".
   for (;;) {
-    if (s.starts_with(" ")) s.remove_prefix(1);
-    else if (s.starts_with("\xC4\xA0")) s.remove_prefix(2);
-    else if (s.starts_with("\xE2\x96\x81")) s.remove_prefix(3);
-    else break;
+    if (s.starts_with(" "))
+      s.remove_prefix(1);
+    else if (s.starts_with("\xC4\xA0"))
+      s.remove_prefix(2);
+    else if (s.starts_with("\xE2\x96\x81"))
+      s.remove_prefix(3);
+    else
+      break;
     f.word_start = true;
   }
   if (s.starts_with("##") && s.size() > 2) {
@@ -188,7 +228,8 @@ TokenForm normalize_token(std::string_view raw) {
   }
   f.is_wordlike = wordlike && f.has_letter;
   // <|endoftext|>, <unk>, <s>, [CLS], [PAD]: bracketed markers, not words.
-  if (s.size() >= 3 && ((s.front() == '<' && s.back() == '>') || (s.front() == '[' && s.back() == ']')))
+  if (s.size() >= 3 &&
+      ((s.front() == '<' && s.back() == '>') || (s.front() == '[' && s.back() == ']')))
     f.special = true;
   if (raw.empty()) f.special = true;
   return f;
@@ -288,12 +329,16 @@ bool Labeller::specific(SynsetId s, std::string* why) const {
 // the path may go on from its target. A domain pointer, and a kind-of pointer whose more
 // general end is not specific, make a one-pointer path only (computer -hypernym-> machine is
 // related; nothing is reached through machine.n.01, person.n.01 or colloquialism.n.01).
-Labeller::Hop Labeller::hop_allowed(SynsetId from, std::string_view sym, SynsetId to, int hop) const {
+Labeller::Hop Labeller::hop_allowed(SynsetId from, std::string_view sym, SynsetId to,
+                                    int hop) const {
   if (relation_name(sym).empty()) return {false, false};
   bool through = true;
-  if (is_domain(sym) || sym == "@i" || sym == "~i") through = false;  // hubs; named instances
-  else if (is_hypernym(sym)) through = specific(to);
-  else if (is_hyponym(sym)) through = specific(from);
+  if (is_domain(sym) || sym == "@i" || sym == "~i")
+    through = false;  // hubs; named instances
+  else if (is_hypernym(sym))
+    through = specific(to);
+  else if (is_hyponym(sym))
+    through = specific(from);
   return {through || hop == 0, through};
 }
 
@@ -355,8 +400,7 @@ std::optional<std::string> Labeller::link(const PosLemmas& a, const PosLemmas& b
   for (auto& [p, l] : a) {
     for (SynsetId s : wn_.synsets(l, p)) {
       Synset syn = wn_.synset(s);
-      if (!derivation_only && b_syn.count(s))
-        return "share synset " + wn_.synset_name(syn);
+      if (!derivation_only && b_syn.count(s)) return "share synset " + wn_.synset_name(syn);
       for (const auto& ptr : syn.pointers) {
         if (derivation_only && ptr.symbol != "+") continue;
         if (ptr.source_word != 0) {  // lexical: word to word
@@ -366,7 +410,8 @@ std::optional<std::string> Labeller::link(const PosLemmas& a, const PosLemmas& b
           if (ptr.target_word == 0 || ptr.target_word > t.words.size()) continue;
           std::string dst = lower_ascii(t.words[ptr.target_word - 1]);
           if (!in(b, ptr.target.pos, dst)) continue;
-          std::string rel = ptr.symbol == "+" ? "derivation" : std::string(relation_name(ptr.symbol));
+          std::string rel =
+              ptr.symbol == "+" ? "derivation" : std::string(relation_name(ptr.symbol));
           if (rel.empty()) rel = ptr.symbol;
           return l + " (" + wn_.synset_name(syn) + ") -" + rel + "-> " + dst + " (" +
                  wn_.synset_name(t) + ")";
@@ -406,7 +451,8 @@ std::optional<std::string> Labeller::defines(const PosLemmas& longer, const std:
 }
 
 std::optional<std::string> Labeller::affix_variant(const std::string& a, const PosLemmas& al,
-                                                   const std::string& b, const PosLemmas& bl) const {
+                                                   const std::string& b,
+                                                   const PosLemmas& bl) const {
   auto forms = [](const std::string& w, const PosLemmas& ls) {
     std::vector<std::string> f = {w};
     for (auto& [p, l] : ls)
@@ -435,7 +481,8 @@ std::optional<std::string> Labeller::affix_variant(const std::string& a, const P
       }
       for (std::string_view suf : kSuffixes) {
         if (how || !L.ends_with(suf) || L.size() < suf.size() + 3) continue;
-        for (const auto& base : suffix_bases(std::string_view(L).substr(0, L.size() - suf.size()), suf))
+        for (const auto& base :
+             suffix_bases(std::string_view(L).substr(0, L.size() - suf.size()), suf))
           if (!how && is_base(base)) how = base + " + '-" + std::string(suf) + "' = " + L;
       }
       if (how) break;
@@ -471,16 +518,16 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
     return noise(NoiseKind::kSpecial, nb.special ? "special token of the tokenizer"
                                                  : "special or byte token (not a word)");
   if (!q.form.lower.empty() && f.lower == q.form.lower)
-    return variant("same word up to case, leading space or tokenizer marker ('" + f.word +
-                   "' ~ '" + q.form.word + "')");
+    return variant("same word up to case, leading space or tokenizer marker ('" + f.word + "' ~ '" +
+                   q.form.word + "')");
   if (!f.has_letter) return noise(NoiseKind::kNumberOrPunct, "number or punctuation");
   PosLemmas nb_lemmas = pos_lemmas(f.lower);
   bool fragment = f.continuation || !f.is_wordlike ||
                   (nb.vocab_marks_word_starts && !f.word_start && nb_lemmas.empty());
   if (fragment)
-    return noise(NoiseKind::kSubword, f.continuation ? "word-piece continuation '##" + f.word + "'"
-                                                     : "subword fragment '" + f.word +
-                                                           "' (not a whole word)");
+    return noise(NoiseKind::kSubword, f.continuation
+                                          ? "word-piece continuation '##" + f.word + "'"
+                                          : "subword fragment '" + f.word + "' (not a whole word)");
   // 4. Same lemma in one part of speech.
   for (const auto& pl : nb_lemmas)
     if (std::find(q.lemmas.begin(), q.lemmas.end(), pl) != q.lemmas.end())
@@ -523,7 +570,8 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
         words += (i ? ", " : "") + syn.words[i];
       if (syn.words.size() > 6) words += ", ...";
       r.label = Label::kSynonym;
-      r.evidence = "share synset " + wn_.synset_name(syn) + " {" + words + "}: " + short_gloss(syn.gloss);
+      r.evidence =
+          "share synset " + wn_.synset_name(syn) + " {" + words + "}: " + short_gloss(syn.gloss);
       return r;
     }
   }
@@ -545,7 +593,8 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
     for (int guard = 0; guard <= opt_.max_hops; ++guard) {
       auto jt = q.reached.find(cur);
       if (jt == q.reached.end() || jt->second.symbol.empty()) break;
-      steps.push_back(" -" + std::string(relation_name(jt->second.symbol)) + "-> " + synset_text(cur));
+      steps.push_back(" -" + std::string(relation_name(jt->second.symbol)) + "-> " +
+                      synset_text(cur));
       cur = jt->second.prev;
     }
     std::string ev = synset_text(cur);
@@ -581,8 +630,8 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
     if (best) {
       auto [total, a, dq, dnb, origin, why] = *best;
       r.label = Label::kRelated;
-      r.evidence = "both are kinds of " + synset_text(a) + " (" + why + "; " + q.form.lower +
-                   ": " + std::to_string(dq) + " level" + (dq > 1 ? "s" : "") + " up, " +
+      r.evidence = "both are kinds of " + synset_text(a) + " (" + why + "; " + q.form.lower + ": " +
+                   std::to_string(dq) + " level" + (dq > 1 ? "s" : "") + " up, " +
                    synset_text(origin) + ": " + std::to_string(dnb) + " level" +
                    (dnb > 1 ? "s" : "") + " up)";
       return r;
@@ -593,10 +642,12 @@ LabelResult Labeller::label(const PreparedQuery& q, const TokenInfo& nb) const {
                                        std::to_string(opt_.rare_count));
   if (nb_lemmas.empty() && q.lemmas.empty())
     return noise(NoiseKind::kUnrelated, "no shared form; neither word is in WordNet");
-  if (nb_lemmas.empty()) return noise(NoiseKind::kUnrelated, "no shared form; '" + f.lower + "' is not in WordNet");
-  if (q.lemmas.empty()) return noise(NoiseKind::kUnrelated, "no shared form; the query is not in WordNet");
-  return noise(NoiseKind::kUnrelated,
-               "no shared form, synset or WordNet path within " + std::to_string(opt_.max_hops) + " hops");
+  if (nb_lemmas.empty())
+    return noise(NoiseKind::kUnrelated, "no shared form; '" + f.lower + "' is not in WordNet");
+  if (q.lemmas.empty())
+    return noise(NoiseKind::kUnrelated, "no shared form; the query is not in WordNet");
+  return noise(NoiseKind::kUnrelated, "no shared form, synset or WordNet path within " +
+                                          std::to_string(opt_.max_hops) + " hops");
 }
 
 }  // namespace embedscope

@@ -50,12 +50,17 @@ Distribution describe(std::vector<double> v) {
   Distribution d;
   if (v.empty()) return d;
   double s = 0, s2 = 0;
-  for (double x : v) { s += x; s2 += x * x; }
+  for (double x : v) {
+    s += x;
+    s2 += x * x;
+  }
   double n = double(v.size());
   d.mean = s / n;
   d.sd = std::sqrt(std::max(0.0, s2 / n - d.mean * d.mean));
   std::sort(v.begin(), v.end());
-  auto at = [&](double p) { return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))]; };
+  auto at = [&](double p) {
+    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+  };
   d.min = v.front();
   d.p01 = at(0.01);
   d.p50 = at(0.5);
@@ -76,7 +81,10 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
   std::vector<double> nv;
   nv.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(norms[i])) { ++st.n_nonfinite; continue; }
+    if (!std::isfinite(norms[i])) {
+      ++st.n_nonfinite;
+      continue;
+    }
     if (norms[i] == 0) ++st.n_zero;
     nv.push_back(norms[i]);
   }
@@ -92,7 +100,10 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
     ++n_finite;
   }
   double mn = 0;
-  for (double& x : mean) { x /= double(std::max<size_t>(n_finite, 1)); mn += x * x; }
+  for (double& x : mean) {
+    x /= double(std::max<size_t>(n_finite, 1));
+    mn += x * x;
+  }
   mn = std::sqrt(mn);
   double cos_sum = 0;
   size_t cos_n = 0;
@@ -111,7 +122,9 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
   std::vector<float> a(d), b(d);
   for (size_t p = 0; p < o.n_pairs && n > 1; ++p) {
     size_t i = rng() % n, j = rng() % n;
-    if (i == j || !(norms[i] > 0) || !(norms[j] > 0) || !std::isfinite(norms[i]) || !std::isfinite(norms[j])) continue;
+    if (i == j || !(norms[i] > 0) || !(norms[j] > 0) || !std::isfinite(norms[i]) ||
+        !std::isfinite(norms[j]))
+      continue;
     table.row_f32(i, a.data());
     table.row_f32(j, b.data());
     double dot = 0;
@@ -187,8 +200,8 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
       for (size_t i = 0; i < m; ++i)
         for (size_t j = 0; j < d; ++j) x[i * d + j] -= float(mu[j]);
       std::vector<float> cov(d * d, 0.0f);
-      blas::ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(m), 1.0f / float(m - 1), x.data(),
-                  int(d), 0.0f, cov.data(), int(d));
+      blas::ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(m), 1.0f / float(m - 1),
+                  x.data(), int(d), 0.0f, cov.data(), int(d));
       std::vector<float> w(d);
       int nn = int(d), info = 0, lwork = -1, liwork = -1, iw = 0;
       float wq = 0;
@@ -197,7 +210,8 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
       liwork = std::max(iw, 1);
       std::vector<float> work(static_cast<size_t>(lwork));
       std::vector<int> iwork(static_cast<size_t>(liwork));
-      info = blas::ssyevd('N', 'L', nn, cov.data(), nn, w.data(), work.data(), lwork, iwork.data(), liwork);
+      info = blas::ssyevd('N', 'L', nn, cov.data(), nn, w.data(), work.data(), lwork, iwork.data(),
+                          liwork);
       if (info == 0) {
         double total = 0;
         for (float v : w) total += std::max(0.0f, v);
@@ -209,7 +223,8 @@ TableStats table_stats(const EmbeddingTable& table, const StatsOptions& o) {
   return st;
 }
 
-CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& B, const CompareOptions& o) {
+CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& B,
+                             const CompareOptions& o) {
   if (o.k == 0) throw Error(ErrorCode::kInvalidArgument, "compare: k must be at least 1");
   CompareResult res;
   std::vector<std::pair<size_t, size_t>> shared;  // (row in A, row in B)
@@ -221,7 +236,8 @@ CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& 
     res.matched_by = "vocabulary";
     for (size_t i = 0; i < std::min(A.vocab.size(), A.table.n_rows()); ++i) {
       auto j = B.vocab.find(A.vocab.token(TokenId(i)));
-      if (j && size_t(*j) < B.table.n_rows() && *A.vocab.find(A.vocab.token(TokenId(i))) == TokenId(i))
+      if (j && size_t(*j) < B.table.n_rows() &&
+          *A.vocab.find(A.vocab.token(TokenId(i))) == TokenId(i))
         shared.emplace_back(i, size_t(*j));
     }
   } else if (A.table.n_rows() == B.table.n_rows()) {
@@ -229,14 +245,18 @@ CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& 
     for (size_t i = 0; i < A.table.n_rows(); ++i) shared.emplace_back(i, i);
   }
   if (shared.size() < 2)
-    throw Error(ErrorCode::kInvalidArgument,
-                A.path + " and " + B.path + " share " + std::to_string(shared.size()) +
-                    " rows; compare needs a shared vocabulary or the same number of rows (same tokenizer)");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        A.path + " and " + B.path + " share " + std::to_string(shared.size()) +
+            " rows; compare needs a shared vocabulary or the same number of rows (same tokenizer)");
   res.n_shared = shared.size();
   for (auto& [ia, ib] : shared) names.push_back(name_of(ia));
   // Sub-tables over the shared rows, in the same order, so ids agree.
   std::vector<size_t> ra, rb;
-  for (auto& [ia, ib] : shared) { ra.push_back(ia); rb.push_back(ib); }
+  for (auto& [ia, ib] : shared) {
+    ra.push_back(ia);
+    rb.push_back(ib);
+  }
   size_t m = shared.size(), da = A.table.dim(), db = B.table.dim();
   std::vector<float> ua = unit_rows(A.table, ra), ub = unit_rows(B.table, rb);
   EmbeddingTable ta = EmbeddingTable::from_f32(m, da, ua), tb = EmbeddingTable::from_f32(m, db, ub);
@@ -277,24 +297,27 @@ CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& 
     // column-major product Ux * VTx.
     int d = int(da);
     std::vector<float> M(da * da);
-    blas::sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, int(m), 1.0f, ua.data(), d, ub.data(), d,
-                0.0f, M.data(), d);
+    blas::sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, int(m), 1.0f, ua.data(), d,
+                ub.data(), d, 0.0f, M.data(), d);
     std::vector<float> s(da), U(da * da), VT(da * da);
     int info = 0, lwork = -1;
     float wq = 0;
-    info = blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d, &wq, lwork);
+    info =
+        blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d, &wq, lwork);
     lwork = int(wq) + 1;
     std::vector<float> work(static_cast<size_t>(lwork));
-    info = blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d, work.data(), lwork);
+    info = blas::sgesvd('A', 'A', d, d, M.data(), d, s.data(), U.data(), d, VT.data(), d,
+                        work.data(), lwork);
     if (info != 0)
-      throw Error(ErrorCode::kInvalidArgument, "compare: the SVD for the Procrustes alignment did not converge (info " +
-                                                   std::to_string(info) + ")");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "compare: the SVD for the Procrustes alignment did not converge (info " +
+                      std::to_string(info) + ")");
     std::vector<float> W(da * da);
-    blas::sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, U.data(), d, VT.data(), d, 0.0f,
-                W.data(), d);
+    blas::sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, U.data(), d, VT.data(), d,
+                0.0f, W.data(), d);
     std::vector<float> aligned(m * da);
-    blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), d, d, 1.0f, ua.data(), d, W.data(), d,
-                0.0f, aligned.data(), d);
+    blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), d, d, 1.0f, ua.data(), d,
+                W.data(), d, 0.0f, aligned.data(), d);
     std::vector<double> drift(m);
     for (size_t i = 0; i < m; ++i) {
       double dot = 0, n1 = 0, n2 = 0;
@@ -312,9 +335,9 @@ CompareResult compare_tables(const LoadedEmbeddings& A, const LoadedEmbeddings& 
     std::vector<size_t> order(m);
     std::iota(order.begin(), order.end(), 0);
     size_t top = std::min(o.n_moved, m);
-    std::partial_sort(order.begin(), order.begin() + long(top), order.end(), [&](size_t x, size_t y) {
-      return drift[x] > drift[y] || (drift[x] == drift[y] && x < y);
-    });
+    std::partial_sort(
+        order.begin(), order.begin() + long(top), order.end(),
+        [&](size_t x, size_t y) { return drift[x] > drift[y] || (drift[x] == drift[y] && x < y); });
     for (size_t i = 0; i < top; ++i) res.moved.push_back({names[order[i]], drift[order[i]]});
   }
   return res;

@@ -2,8 +2,8 @@
 #include "embedscope/analysis/wordnet.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <unordered_map>
@@ -24,8 +24,10 @@ constexpr size_t kMaxLine = size_t(1) << 20;
 std::string lower_key(std::string_view s) {
   std::string k(s);
   for (char& c : k) {
-    if (c == ' ') c = '_';
-    else if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    if (c == ' ')
+      c = '_';
+    else if (c >= 'A' && c <= 'Z')
+      c = char(c - 'A' + 'a');
   }
   return k;
 }
@@ -49,10 +51,14 @@ bool parse_uint(std::string_view s, int base, uint64_t max, uint64_t* out) {
   uint64_t v = 0;
   for (char c : s) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return false;
     if (d >= base) return false;
     v = v * uint64_t(base) + uint64_t(d);
     if (v > max) return false;
@@ -63,28 +69,43 @@ bool parse_uint(std::string_view s, int base, uint64_t max, uint64_t* out) {
 
 bool pos_from_char(char c, WnPos* out) {
   switch (c) {
-    case 'n': *out = WnPos::kNoun; return true;
-    case 'v': *out = WnPos::kVerb; return true;
-    case 'a': case 's': *out = WnPos::kAdj; return true;
-    case 'r': *out = WnPos::kAdv; return true;
+    case 'n':
+      *out = WnPos::kNoun;
+      return true;
+    case 'v':
+      *out = WnPos::kVerb;
+      return true;
+    case 'a':
+    case 's':
+      *out = WnPos::kAdj;
+      return true;
+    case 'r':
+      *out = WnPos::kAdv;
+      return true;
   }
   return false;
 }
 
 // WordNet's detachment rules (morph.c sufx/addr tables), by POS.
-struct Rule { std::string_view suffix, ending; };
-constexpr Rule kNounRules[] = {{"s", ""},   {"ses", "s"}, {"xes", "x"}, {"zes", "z"},
+struct Rule {
+  std::string_view suffix, ending;
+};
+constexpr Rule kNounRules[] = {{"s", ""},      {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
                                {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
-constexpr Rule kVerbRules[] = {{"s", ""},  {"ies", "y"}, {"es", "e"},  {"es", ""},
-                               {"ed", "e"}, {"ed", ""},  {"ing", "e"}, {"ing", ""}};
+constexpr Rule kVerbRules[] = {{"s", ""},   {"ies", "y"}, {"es", "e"},  {"es", ""},
+                               {"ed", "e"}, {"ed", ""},   {"ing", "e"}, {"ing", ""}};
 constexpr Rule kAdjRules[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
 
 std::span<const Rule> rules_for(WnPos pos) {
   switch (pos) {
-    case WnPos::kNoun: return kNounRules;
-    case WnPos::kVerb: return kVerbRules;
-    case WnPos::kAdj: return kAdjRules;
-    case WnPos::kAdv: return {};
+    case WnPos::kNoun:
+      return kNounRules;
+    case WnPos::kVerb:
+      return kVerbRules;
+    case WnPos::kAdj:
+      return kAdjRules;
+    case WnPos::kAdv:
+      return {};
   }
   return {};
 }
@@ -116,8 +137,10 @@ struct WordNet::Impl {
       std::string_view lk = line.substr(0, std::min(line.find(' '), line.size()));
       int cmp = lk.compare(key);
       if (cmp == 0) return line;
-      if (cmp < 0) lo = le + 1;
-      else hi = ls;
+      if (cmp < 0)
+        lo = le + 1;
+      else
+        hi = ls;
     }
     return {};
   }
@@ -125,14 +148,15 @@ struct WordNet::Impl {
   [[noreturn]] void corrupt_index(WnPos pos, std::string_view line, const std::string& what) const {
     std::string_view p = bytes(index[int(pos)]);
     size_t off = size_t(line.data() - p.data());
-    throw Error(ErrorCode::kCorrupt, index[int(pos)]->path() + ": line at byte " +
-                                         std::to_string(off) + ": " + what);
+    throw Error(ErrorCode::kCorrupt,
+                index[int(pos)]->path() + ": line at byte " + std::to_string(off) + ": " + what);
   }
 
   std::vector<SynsetId> parse_index_line(WnPos pos, std::string_view line) const {
     auto t = split_spaces(line);
     // lemma pos synset_cnt p_cnt [ptr x p_cnt] sense_cnt tagsense_cnt offsets...
-    if (t.size() < 6) corrupt_index(pos, line, "expected at least 6 fields, found " + std::to_string(t.size()));
+    if (t.size() < 6)
+      corrupt_index(pos, line, "expected at least 6 fields, found " + std::to_string(t.size()));
     uint64_t n_syn = 0, n_ptr = 0;
     if (!parse_uint(t[2], 10, 1u << 20, &n_syn))
       corrupt_index(pos, line, "synset_cnt '" + std::string(t[2]) + "' is not a number <= 1048576");
@@ -140,9 +164,10 @@ struct WordNet::Impl {
       corrupt_index(pos, line, "p_cnt '" + std::string(t[3]) + "' is not a number <= 1048576");
     size_t first = 4 + size_t(n_ptr) + 2;
     if (first > t.size() || t.size() - first != n_syn)
-      corrupt_index(pos, line, "synset_cnt " + std::to_string(n_syn) + " and p_cnt " +
-                                   std::to_string(n_ptr) + " need " + std::to_string(first + n_syn) +
-                                   " fields, line has " + std::to_string(t.size()));
+      corrupt_index(pos, line,
+                    "synset_cnt " + std::to_string(n_syn) + " and p_cnt " + std::to_string(n_ptr) +
+                        " need " + std::to_string(first + n_syn) + " fields, line has " +
+                        std::to_string(t.size()));
     std::vector<SynsetId> out;
     out.reserve(size_t(n_syn));
     for (size_t i = first; i < t.size(); ++i) {
@@ -169,8 +194,9 @@ WordNet WordNet::open(const std::string& dir_in) {
   std::string dir = dir_in.empty() ? default_dir() : dir_in;
   if (!file_exists(dir + "/index.noun"))
     throw Error(ErrorCode::kNotFound,
-                dir + ": no WordNet dict files (index.noun missing); install the Debian package "
-                      "wordnet-base (scripts/setup.sh does) or set WNSEARCHDIR");
+                dir +
+                    ": no WordNet dict files (index.noun missing); install the Debian package "
+                    "wordnet-base (scripts/setup.sh does) or set WNSEARCHDIR");
   WordNet wn;
   wn.dir_ = dir;
   wn.impl_ = std::make_unique<Impl>();
@@ -186,7 +212,8 @@ WordNet WordNet::open(const std::string& dir_in) {
     }
     im.index_body[p] = off;
     std::string exc_path = dir + "/" + kPosName[p] + ".exc";
-    if (!file_exists(exc_path)) continue;  // older dict folders may lack one; morphy then uses rules
+    if (!file_exists(exc_path))
+      continue;  // older dict folders may lack one; morphy then uses rules
     std::string text = read_small_file(exc_path, size_t(16) << 20);
     size_t pos = 0, line_no = 0;
     while (pos < text.size()) {
@@ -225,8 +252,8 @@ Synset WordNet::synset(SynsetId id) const {
   const auto& f = impl_->data[int(id.pos)];
   std::string_view p = impl_->bytes(f);
   auto fail = [&](const std::string& what) -> Error {
-    return Error(ErrorCode::kCorrupt, f->path() + ": synset at byte " + std::to_string(id.offset) +
-                                          ": " + what);
+    return Error(ErrorCode::kCorrupt,
+                 f->path() + ": synset at byte " + std::to_string(id.offset) + ": " + what);
   };
   if (id.offset >= p.size())
     throw Error(ErrorCode::kOutOfRange, f->path() + ": synset offset " + std::to_string(id.offset) +
@@ -241,7 +268,8 @@ Synset WordNet::synset(SynsetId id) const {
   s.id = id;
   if (bar != std::string_view::npos) {
     s.gloss = std::string(line.substr(bar + 3));
-    while (!s.gloss.empty() && (s.gloss.back() == ' ' || s.gloss.back() == '\r')) s.gloss.pop_back();
+    while (!s.gloss.empty() && (s.gloss.back() == ' ' || s.gloss.back() == '\r'))
+      s.gloss.pop_back();
     line = line.substr(0, bar);
   }
   auto t = split_spaces(line);
@@ -314,7 +342,8 @@ std::vector<std::string> WordNet::morphy(std::string_view word_in, WnPos pos, bo
   std::string word = lower_key(word_in);
   std::vector<std::string> result;
   auto keep = [&](const std::string& f) {
-    if (!f.empty() && has_lemma(f, pos) && std::find(result.begin(), result.end(), f) == result.end())
+    if (!f.empty() && has_lemma(f, pos) &&
+        std::find(result.begin(), result.end(), f) == result.end())
       result.push_back(f);
   };
   if (word.empty()) return result;

@@ -28,27 +28,35 @@ AnalogyResult analogy(const ModelHandle& h, const AnalogyRequest& r) {
   for (size_t i = 0; i < 3; ++i) {
     std::optional<ResolvedWord> rw = words.resolve(*w[i]);
     if (!rw)
-      throw Error(ErrorCode::kNotFound, "'" + *w[i] + "' is not in the vocabulary of " + h.model().path + " (" +
+      throw Error(ErrorCode::kNotFound, "'" + *w[i] + "' is not in the vocabulary of " +
+                                            h.model().path + " (" +
                                             std::to_string(h.vocab().size()) + " entries" +
                                             (words.has_tokenizer() ? "" : ", no tokenizer") + ")");
     terms.push_back(Term{rw->ids, weights[i]});
     json p = resolved_json(*rw);
     p["word"] = *w[i];
     res.inputs.push_back(p);
-    if (!r.include_query) so.exclude.insert(so.exclude.end(), rw->exclude.begin(), rw->exclude.end());
+    if (!r.include_query)
+      so.exclude.insert(so.exclude.end(), rw->exclude.begin(), rw->exclude.end());
   }
   auto ss = shared_searcher(h, r.center);
   auto t0 = std::chrono::steady_clock::now();
-  res.neighbors = ss->with([&](const Searcher& s) { return embedscope::analogy(s, terms, res.method, so); });
-  res.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  res.neighbors =
+      ss->with([&](const Searcher& s) { return embedscope::analogy(s, terms, res.method, so); });
+  res.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 
 json to_json(const ModelHandle& h, const AnalogyResult& r) {
-  return json{{"a", r.request.a},         {"b", r.request.b},
-              {"c", r.request.c},         {"method", analogy_method_name(r.method)},
-              {"mode", search_mode_name(r.mode)}, {"inputs", r.inputs},
-              {"model", h.model().path},  {"elapsed_ms", r.elapsed_ms},
+  return json{{"a", r.request.a},
+              {"b", r.request.b},
+              {"c", r.request.c},
+              {"method", analogy_method_name(r.method)},
+              {"mode", search_mode_name(r.mode)},
+              {"inputs", r.inputs},
+              {"model", h.model().path},
+              {"elapsed_ms", r.elapsed_ms},
               {"neighbors", neighbors_json(h, r.neighbors, Metric::kCosine)}};
 }
 

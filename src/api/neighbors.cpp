@@ -16,28 +16,31 @@ double now_ms() {
 }
 
 struct Prepared {
-  std::vector<float> vec;        // search space
-  std::vector<TokenId> own;      // the query's rows and variants
+  std::vector<float> vec;    // search space
+  std::vector<TokenId> own;  // the query's rows and variants
 };
 
 ResolvedWord must_resolve(const ModelHandle& h, const std::string& word) {
   const WordLookup& w = h.words();
   std::optional<ResolvedWord> r = w.resolve(word);
   if (!r)
-    throw Error(ErrorCode::kNotFound, "'" + word + "' is not in the vocabulary of " + h.model().path + " (" +
-                                          std::to_string(h.vocab().size()) + " entries" +
-                                          (w.has_tokenizer() ? "" : ", no tokenizer") + ")");
+    throw Error(ErrorCode::kNotFound, "'" + word + "' is not in the vocabulary of " +
+                                          h.model().path + " (" + std::to_string(h.vocab().size()) +
+                                          " entries" + (w.has_tokenizer() ? "" : ", no tokenizer") +
+                                          ")");
   return *r;
 }
 
-Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q, NeighborsAnswer& a) {
+Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q,
+                 NeighborsAnswer& a) {
   Prepared p;
   switch (q.kind) {
     case NeighborQuery::Kind::kId:
     case NeighborQuery::Kind::kWord: {
       std::string word = q.kind == NeighborQuery::Kind::kId ? "#" + std::to_string(q.id) : q.text;
       if (q.kind == NeighborQuery::Kind::kId && q.id < 0)
-        throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(q.id) + " is out of range (" +
+        throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(q.id) +
+                                                " is out of range (" +
                                                 std::to_string(h.n_search_rows()) + " rows)");
       ResolvedWord r = must_resolve(h, word);
       a.resolved = resolved_json(r);
@@ -55,8 +58,9 @@ Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q
     }
     case NeighborQuery::Kind::kVector: {
       if (q.vector.size() != s.dim())
-        throw Error(ErrorCode::kInvalidArgument, "query vector has " + std::to_string(q.vector.size()) +
-                                                     " values, the model's dim is " + std::to_string(s.dim()));
+        throw Error(ErrorCode::kInvalidArgument,
+                    "query vector has " + std::to_string(q.vector.size()) +
+                        " values, the model's dim is " + std::to_string(s.dim()));
       for (size_t i = 0; i < q.vector.size(); ++i)
         if (!std::isfinite(q.vector[i]))
           throw Error(ErrorCode::kInvalidArgument,
@@ -87,9 +91,12 @@ Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q
 json query_json(const NeighborQuery& q) {
   switch (q.kind) {
     case NeighborQuery::Kind::kWord:
-    case NeighborQuery::Kind::kExpr: return q.text;
-    case NeighborQuery::Kind::kId: return "#" + std::to_string(q.id);
-    case NeighborQuery::Kind::kVector: return q.label.empty() ? std::string("vector") : q.label;
+    case NeighborQuery::Kind::kExpr:
+      return q.text;
+    case NeighborQuery::Kind::kId:
+      return "#" + std::to_string(q.id);
+    case NeighborQuery::Kind::kVector:
+      return q.label.empty() ? std::string("vector") : q.label;
   }
   return nullptr;
 }
@@ -101,10 +108,13 @@ ResolvedQuery resolve_query(const ModelHandle& h, const NeighborQuery& q, bool c
   NeighborsAnswer a;
   a.query = query_json(q);
   Prepared p = prepare(h, ss->unlocked(), q, a);
-  return ResolvedQuery{std::move(p.vec), std::move(p.own), std::move(a.query), std::move(a.resolved)};
+  return ResolvedQuery{std::move(p.vec), std::move(p.own), std::move(a.query),
+                       std::move(a.resolved)};
 }
 
-json resolved_json(const ResolvedWord& r) { return json{{"how", r.how}, {"ids", r.ids}, {"pieces", r.pieces}}; }
+json resolved_json(const ResolvedWord& r) {
+  return json{{"how", r.how}, {"ids", r.ids}, {"pieces", r.pieces}};
+}
 
 NeighborsResult neighbors(const ModelHandle& h, const NeighborsRequest& r) {
   if (r.queries.empty()) throw Error(ErrorCode::kInvalidArgument, "neighbors: no query given");
@@ -149,7 +159,8 @@ NeighborsResult neighbors(const ModelHandle& h, const NeighborsRequest& r) {
   double t0 = now_ms();
   if (!res.batch) {
     if (!r.include_query) so.exclude = prepared[0].own;
-    res.answers[0].neighbors = ss->with([&](const Searcher& x) { return x.search(prepared[0].vec, so); });
+    res.answers[0].neighbors =
+        ss->with([&](const Searcher& x) { return x.search(prepared[0].vec, so); });
   } else if (!ok.empty()) {
     std::vector<float> mat;
     mat.reserve(ok.size() * s.dim());
@@ -158,7 +169,8 @@ NeighborsResult neighbors(const ModelHandle& h, const NeighborsRequest& r) {
       mat.insert(mat.end(), prepared[i].vec.begin(), prepared[i].vec.end());
       excl.push_back(r.include_query ? std::vector<TokenId>{} : prepared[i].own);
     }
-    auto out = ss->with([&](const Searcher& x) { return x.search_batch(mat, ok.size(), so, &excl); });
+    auto out =
+        ss->with([&](const Searcher& x) { return x.search_batch(mat, ok.size(), so, &excl); });
     for (size_t j = 0; j < ok.size(); ++j) res.answers[ok[j]].neighbors = std::move(out[j]);
   }
   res.elapsed_ms = now_ms() - t0;
@@ -191,14 +203,22 @@ json to_json(const ModelHandle& h, const NeighborsResult& r) {
   if (r.batch) {
     json lines = json::array();
     for (const auto& a : r.answers) lines.push_back(batch_line_json(h, r, a));
-    json j{{"model", h.model().path}, {"metric", metric_name(r.metric)}, {"mode", search_mode_name(r.mode)},
-           {"k", r.k}, {"threads", r.threads}, {"elapsed_ms", r.elapsed_ms}, {"results", lines}};
+    json j{{"model", h.model().path},
+           {"metric", metric_name(r.metric)},
+           {"mode", search_mode_name(r.mode)},
+           {"k", r.k},
+           {"threads", r.threads},
+           {"elapsed_ms", r.elapsed_ms},
+           {"results", lines}};
     if (r.centered) j["centered"] = true;
     return j;
   }
   const NeighborsAnswer& a = r.answers.at(0);
-  json j{{"query", a.query}, {"model", h.model().path}, {"metric", metric_name(r.metric)},
-         {"k", r.k}, {"threads", r.threads}};
+  json j{{"query", a.query},
+         {"model", h.model().path},
+         {"metric", metric_name(r.metric)},
+         {"k", r.k},
+         {"threads", r.threads}};
   if (!a.resolved.is_null()) j["resolved"] = a.resolved;
   j["mode"] = search_mode_name(r.mode);
   j["elapsed_ms"] = r.elapsed_ms;

@@ -9,8 +9,9 @@ namespace embedscope::api {
 namespace {
 
 json dist_json(const Distribution& d) {
-  return {{"mean", finite_or_null(d.mean)}, {"sd", finite_or_null(d.sd)}, {"min", finite_or_null(d.min)},
-          {"p01", finite_or_null(d.p01)},   {"p50", finite_or_null(d.p50)}, {"p99", finite_or_null(d.p99)},
+  return {{"mean", finite_or_null(d.mean)}, {"sd", finite_or_null(d.sd)},
+          {"min", finite_or_null(d.min)},   {"p01", finite_or_null(d.p01)},
+          {"p50", finite_or_null(d.p50)},   {"p99", finite_or_null(d.p99)},
           {"max", finite_or_null(d.max)}};
 }
 
@@ -46,18 +47,29 @@ std::shared_ptr<const TableStats> stats_cached(const ModelHandle& h) {
 
 json to_json(const ModelHandle& h, const TableStats& s) {
   const Vocabulary& v = h.vocab();
-  auto name = [&](TokenId id) { return size_t(id) < v.size() ? printable(v.token(id)) : "#" + std::to_string(id); };
+  auto name = [&](TokenId id) {
+    return size_t(id) < v.size() ? printable(v.token(id)) : "#" + std::to_string(id);
+  };
   json hubs = json::array();
-  for (auto& [id, c] : s.top_hubs) hubs.push_back({{"id", id}, {"token", name(id)}, {"k_occurrence", c}});
+  for (auto& [id, c] : s.top_hubs)
+    hubs.push_back({{"id", id}, {"token", name(id)}, {"k_occurrence", c}});
   json pca = json::array();
   for (double x : s.pca_explained) pca.push_back(finite_or_null(x));
-  return json{{"model", h.model().ref}, {"rows", s.n_rows}, {"dim", s.dim},
-              {"norms", dist_json(s.norms)}, {"zero_rows", s.n_zero}, {"nonfinite_rows", s.n_nonfinite},
-              {"anisotropy", {{"mean_cos_to_mean", finite_or_null(s.mean_cos_to_mean)},
-                              {"random_pair_cos", dist_json(s.pair_cos)}}},
-              {"hubness", {{"k", s.hub_k}, {"queries", s.n_queries},
-                           {"k_occurrence_skew", finite_or_null(s.k_occurrence_skew)},
-                           {"antihub_share", finite_or_null(s.antihub_share)}, {"top_hubs", hubs}}},
+  return json{{"model", h.model().ref},
+              {"rows", s.n_rows},
+              {"dim", s.dim},
+              {"norms", dist_json(s.norms)},
+              {"zero_rows", s.n_zero},
+              {"nonfinite_rows", s.n_nonfinite},
+              {"anisotropy",
+               {{"mean_cos_to_mean", finite_or_null(s.mean_cos_to_mean)},
+                {"random_pair_cos", dist_json(s.pair_cos)}}},
+              {"hubness",
+               {{"k", s.hub_k},
+                {"queries", s.n_queries},
+                {"k_occurrence_skew", finite_or_null(s.k_occurrence_skew)},
+                {"antihub_share", finite_or_null(s.antihub_share)},
+                {"top_hubs", hubs}}},
               {"pca_explained", pca}};
 }
 

@@ -1,9 +1,9 @@
 #include "embedscope/api/text.h"
 
+#include <exception>
+
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
-
-#include <exception>
 
 namespace embedscope::api {
 
@@ -20,7 +20,8 @@ const BpeTokenizer& need_tokenizer(const ModelHandle& h) {
 void check_id(const ModelHandle& h, int64_t id, size_t limit) {
   if (id < 0 || uint64_t(id) >= limit)
     throw Error(ErrorCode::kOutOfRange, "token id " + std::to_string(id) + " is out of range (" +
-                                            std::to_string(limit) + " rows in " + h.model().path + ")");
+                                            std::to_string(limit) + " rows in " + h.model().path +
+                                            ")");
 }
 
 }  // namespace
@@ -34,7 +35,9 @@ TokenizeResult tokenize(const ModelHandle& h, std::string_view text, bool allow_
   return r;
 }
 
-json to_json(const TokenizeResult& r) { return json{{"ids", r.ids}, {"pieces", r.pieces}, {"offsets", r.offsets}}; }
+json to_json(const TokenizeResult& r) {
+  return json{{"ids", r.ids}, {"pieces", r.pieces}, {"offsets", r.offsets}};
+}
 
 DecodeResult decode(const ModelHandle& h, const std::vector<int64_t>& ids) {
   const BpeTokenizer& tok = need_tokenizer(h);
@@ -64,7 +67,8 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
     std::vector<int64_t> ids;
     if (tok) {
       for (TokenId id : tok->encode(r.texts[i])) ids.push_back(id);
-    } else if (words) {  // no tokenizer: words split on ASCII spaces, looked up as vocabulary entries
+    } else if (words) {  // no tokenizer: words split on ASCII spaces, looked up as vocabulary
+                         // entries
       const std::string& s = r.texts[i];
       for (size_t p = 0; p < s.size();) {
         size_t e = s.find(' ', p);
@@ -72,7 +76,8 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
         if (e > p) {
           std::optional<ResolvedWord> w = words->resolve(s.substr(p, e - p));
           if (!w)
-            throw Error(ErrorCode::kNotFound, "input " + std::to_string(i) + ": '" + s.substr(p, e - p) +
+            throw Error(ErrorCode::kNotFound, "input " + std::to_string(i) + ": '" +
+                                                  s.substr(p, e - p) +
                                                   "' is not in the vocabulary (no tokenizer)");
           ids.insert(ids.end(), w->ids.begin(), w->ids.end());
         }
@@ -81,7 +86,8 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
     } else {
       ids = r.id_lists[i];
     }
-    if (ids.empty()) throw Error(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " has no tokens");
+    if (ids.empty())
+      throw Error(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " has no tokens");
     std::vector<double> acc(t.dim(), 0.0);
     for (int64_t id : ids) {
       check_id(h, id, t.n_rows());

@@ -14,16 +14,17 @@ namespace embedscope::blas {
 
 namespace {
 
-using SgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, float, const float*,
-                         int, const float*, int, float, float*, int);
-using SsyrkFn = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, int, int, float, const float*, int, float,
-                         float*, int);
+using SgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, float,
+                         const float*, int, const float*, int, float, float*, int);
+using SsyrkFn = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, int, int, float, const float*,
+                         int, float, float*, int);
 // LAPACK is Fortran: CHARACTER arguments carry hidden lengths after the declared arguments
 // (gfortran ABI), passed here as 1 so the callee never reads stack slots we did not push.
-using SsyevdFn = void (*)(const char*, const char*, const int*, float*, const int*, float*, float*, const int*,
-                          int*, const int*, int*, size_t, size_t);
-using SgesvdFn = void (*)(const char*, const char*, const int*, const int*, float*, const int*, float*, float*,
-                          const int*, float*, const int*, float*, const int*, int*, size_t, size_t);
+using SsyevdFn = void (*)(const char*, const char*, const int*, float*, const int*, float*, float*,
+                          const int*, int*, const int*, int*, size_t, size_t);
+using SgesvdFn = void (*)(const char*, const char*, const int*, const int*, float*, const int*,
+                          float*, float*, const int*, float*, const int*, float*, const int*, int*,
+                          size_t, size_t);
 using ThreadsFn = void (*)(int);
 
 struct Api {
@@ -81,25 +82,26 @@ const Api& api() {
 
 }  // namespace
 
-void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
-           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+           float alpha, const float* a, int lda, const float* b, int ldb, float beta, float* c,
+           int ldc) {
   api().sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void ssyrk(CBLAS_ORDER order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, int n, int k, float alpha, const float* a,
-           int lda, float beta, float* c, int ldc) {
+void ssyrk(CBLAS_ORDER order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, int n, int k, float alpha,
+           const float* a, int lda, float beta, float* c, int ldc) {
   api().ssyrk(order, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
 }
 
-int ssyevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
-           int liwork) {
+int ssyevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
+           int* iwork, int liwork) {
   int info = 0;
   api().ssyevd(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 
-int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
-           int ldvt, float* work, int lwork) {
+int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu,
+           float* vt, int ldvt, float* work, int lwork) {
   int info = 0;
   api().sgesvd(&jobu, &jobvt, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, &info, 1, 1);
   return info;

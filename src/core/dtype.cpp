@@ -6,9 +6,12 @@ size_t dtype_size(DType t) { return t == DType::kF32 ? 4 : 2; }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "F32";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
   }
   return "?";
 }
@@ -41,7 +44,7 @@ uint16_t f32_to_f16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
+  if (ax > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN
   if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow (incl. inf) -> inf
   if (ax < 0x38800000u) {                                  // subnormal or zero in f16
     if (ax < 0x33000000u) return uint16_t(sign);           // < half of smallest subnormal

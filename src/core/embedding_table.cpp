@@ -27,9 +27,10 @@ void check_table_shape(const std::string& where, uint64_t rows, uint64_t dim) {
                                          std::to_string(kMaxTableDim) + " per row");
   const uint64_t max_rows = dim == 0 ? kMaxTableDim : kMaxTableRows;
   if (rows > max_rows)
-    throw Error(ErrorCode::kCorrupt, where + ": " + std::to_string(rows) + " rows exceed the limit of " +
-                                         std::to_string(max_rows) +
-                                         (dim == 0 ? " for a matrix with no columns" : " (row ids are 32-bit)"));
+    throw Error(ErrorCode::kCorrupt,
+                where + ": " + std::to_string(rows) + " rows exceed the limit of " +
+                    std::to_string(max_rows) +
+                    (dim == 0 ? " for a matrix with no columns" : " (row ids are 32-bit)"));
 }
 
 EmbeddingTable EmbeddingTable::from_f32(size_t n_rows, size_t dim, std::vector<float> data) {
@@ -126,9 +127,8 @@ const std::vector<float>& EmbeddingTable::norms() const {
   std::call_once(cache_->once, [this] {
     cache_->norms.resize(n_rows_);
     // One pass over the whole table, which for GPT-2's wte is 154 MB: worth the cores.
-    const size_t threads = n_rows_ * dim_ >= (size_t(1) << 20)
-                               ? std::min<size_t>(4, process_threads())
-                               : 1;
+    const size_t threads =
+        n_rows_ * dim_ >= (size_t(1) << 20) ? std::min<size_t>(4, process_threads()) : 1;
     std::vector<uint64_t> bad(threads, 0);
     auto pass = [&](size_t begin, size_t end, size_t t) {
       std::vector<float> buf(dtype_ == DType::kF32 || begin == end ? 0 : dim_);

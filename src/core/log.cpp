@@ -14,10 +14,14 @@ LogSink& sink() {
 
 std::string human(double v) {
   char b[32];
-  if (v >= 1e9) std::snprintf(b, sizeof b, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
-  else if (v >= 1e4) std::snprintf(b, sizeof b, "%.1fk", v / 1e3);
-  else std::snprintf(b, sizeof b, "%.0f", v);
+  if (v >= 1e9)
+    std::snprintf(b, sizeof b, "%.2fG", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
+  else if (v >= 1e4)
+    std::snprintf(b, sizeof b, "%.1fk", v / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.0f", v);
   return b;
 }
 }  // namespace

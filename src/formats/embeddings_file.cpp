@@ -20,9 +20,12 @@ struct NamedFormat {
   std::string_view name;
 };
 constexpr NamedFormat kNames[] = {
-    {FileFormat::kSafetensors, "safetensors"}, {FileFormat::kNpy, "npy"},
-    {FileFormat::kWord2VecText, "word2vec"},    {FileFormat::kWord2VecBinary, "word2vec-bin"},
-    {FileFormat::kGlove, "glove"},              {FileFormat::kPytorch, "pytorch"},
+    {FileFormat::kSafetensors, "safetensors"},
+    {FileFormat::kNpy, "npy"},
+    {FileFormat::kWord2VecText, "word2vec"},
+    {FileFormat::kWord2VecBinary, "word2vec-bin"},
+    {FileFormat::kGlove, "glove"},
+    {FileFormat::kPytorch, "pytorch"},
     {FileFormat::kGguf, "gguf"},
 };
 
@@ -53,7 +56,8 @@ bool first_line_is_header(std::span<const std::byte> b) {
   std::string_view s(reinterpret_cast<const char*>(b.data()), b.size());
   if (s.substr(0, 3) == "\xEF\xBB\xBF") s.remove_prefix(3);
   s = s.substr(0, s.find('\n'));
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   int fields = 0;
   size_t i = 0;
   while (i < s.size()) {
@@ -146,8 +150,9 @@ FileFormat output_format_for_path(const std::string& path) {
   if (ends_with(p, ".bin")) return FileFormat::kWord2VecBinary;
   if (ends_with(p, ".txt") || ends_with(p, ".vec")) return FileFormat::kWord2VecText;
   throw Error(ErrorCode::kInvalidArgument,
-              path + ": cannot tell the output format from the file name (use .safetensors, .npy, "
-                     ".bin for word2vec binary, .txt or .vec for word2vec text, or name the format)");
+              path +
+                  ": cannot tell the output format from the file name (use .safetensors, .npy, "
+                  ".bin for word2vec binary, .txt or .vec for word2vec text, or name the format)");
 }
 
 LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& options) {
@@ -184,9 +189,10 @@ LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& opt
     case FileFormat::kUnknown:
       fasttext_bin_check(path);
       throw Error(ErrorCode::kUnsupported,
-                  path + ": unrecognised embedding file format (expected safetensors, npy, "
-                         "word2vec text/binary, GloVe or fastText .vec; `embedscope info` shows "
-                         "what each reader expects)");
+                  path +
+                      ": unrecognised embedding file format (expected safetensors, npy, "
+                      "word2vec text/binary, GloVe or fastText .vec; `embedscope info` shows "
+                      "what each reader expects)");
   }
   // The word2vec readers log their own warnings; ours leave it to this entry point so that
   // SafetensorsFile / load_npy_bytes stay silent for callers that handle warnings themselves.
@@ -202,9 +208,10 @@ void save_embeddings(const std::string& path, const EmbeddingTable& table, const
   auto need_vocab = [&]() -> const Vocabulary& {
     if (!vocab || vocab->size() != table.n_rows())
       throw Error(ErrorCode::kInvalidArgument,
-                  path + ": " + std::string(format_name(f)) + " needs one word per row: the table has " +
-                      std::to_string(table.n_rows()) + " rows, the vocabulary " +
-                      std::to_string(vocab ? vocab->size() : 0) + " words");
+                  path + ": " + std::string(format_name(f)) +
+                      " needs one word per row: the table has " + std::to_string(table.n_rows()) +
+                      " rows, the vocabulary " + std::to_string(vocab ? vocab->size() : 0) +
+                      " words");
     return *vocab;
   };
   switch (f) {

@@ -28,19 +28,36 @@ std::string hex(uint64_t v) {
 
 size_t scalar_size(GgufValueType t) {
   switch (t) {
-    case GgufValueType::kUint8: case GgufValueType::kInt8: case GgufValueType::kBool: return 1;
-    case GgufValueType::kUint16: case GgufValueType::kInt16: return 2;
-    case GgufValueType::kUint32: case GgufValueType::kInt32: case GgufValueType::kFloat32: return 4;
-    case GgufValueType::kUint64: case GgufValueType::kInt64: case GgufValueType::kFloat64: return 8;
-    default: return 0;
+    case GgufValueType::kUint8:
+    case GgufValueType::kInt8:
+    case GgufValueType::kBool:
+      return 1;
+    case GgufValueType::kUint16:
+    case GgufValueType::kInt16:
+      return 2;
+    case GgufValueType::kUint32:
+    case GgufValueType::kInt32:
+    case GgufValueType::kFloat32:
+      return 4;
+    case GgufValueType::kUint64:
+    case GgufValueType::kInt64:
+    case GgufValueType::kFloat64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 bool is_integer(GgufValueType t) {
   switch (t) {
-    case GgufValueType::kUint8: case GgufValueType::kInt8: case GgufValueType::kUint16:
-    case GgufValueType::kInt16: case GgufValueType::kUint32: case GgufValueType::kInt32:
-    case GgufValueType::kUint64: case GgufValueType::kInt64:
+    case GgufValueType::kUint8:
+    case GgufValueType::kInt8:
+    case GgufValueType::kUint16:
+    case GgufValueType::kInt16:
+    case GgufValueType::kUint32:
+    case GgufValueType::kInt32:
+    case GgufValueType::kUint64:
+    case GgufValueType::kInt64:
       return true;
     default:
       return false;
@@ -50,15 +67,57 @@ bool is_integer(GgufValueType t) {
 // Reads an integer scalar of type t at p, as (unsigned, signed, is_negative).
 void read_integer(GgufValueType t, const std::byte* p, uint64_t* u, int64_t* i) {
   switch (t) {
-    case GgufValueType::kUint8: { const auto v = load_le<uint8_t>(p); *u = v; *i = v; return; }
-    case GgufValueType::kInt8: { const auto v = load_le<int8_t>(p); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint16: { const auto v = load_le<uint16_t>(p); *u = v; *i = v; return; }
-    case GgufValueType::kInt16: { const auto v = load_le<int16_t>(p); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint32: { const auto v = load_le<uint32_t>(p); *u = v; *i = v; return; }
-    case GgufValueType::kInt32: { const auto v = load_le<int32_t>(p); *i = v; *u = uint64_t(v); return; }
-    case GgufValueType::kUint64: { const auto v = load_le<uint64_t>(p); *u = v; *i = int64_t(v); return; }
-    case GgufValueType::kInt64: { const auto v = load_le<int64_t>(p); *i = v; *u = uint64_t(v); return; }
-    default: *u = 0; *i = 0;
+    case GgufValueType::kUint8: {
+      const auto v = load_le<uint8_t>(p);
+      *u = v;
+      *i = v;
+      return;
+    }
+    case GgufValueType::kInt8: {
+      const auto v = load_le<int8_t>(p);
+      *i = v;
+      *u = uint64_t(v);
+      return;
+    }
+    case GgufValueType::kUint16: {
+      const auto v = load_le<uint16_t>(p);
+      *u = v;
+      *i = v;
+      return;
+    }
+    case GgufValueType::kInt16: {
+      const auto v = load_le<int16_t>(p);
+      *i = v;
+      *u = uint64_t(v);
+      return;
+    }
+    case GgufValueType::kUint32: {
+      const auto v = load_le<uint32_t>(p);
+      *u = v;
+      *i = v;
+      return;
+    }
+    case GgufValueType::kInt32: {
+      const auto v = load_le<int32_t>(p);
+      *i = v;
+      *u = uint64_t(v);
+      return;
+    }
+    case GgufValueType::kUint64: {
+      const auto v = load_le<uint64_t>(p);
+      *u = v;
+      *i = int64_t(v);
+      return;
+    }
+    case GgufValueType::kInt64: {
+      const auto v = load_le<int64_t>(p);
+      *i = v;
+      *u = uint64_t(v);
+      return;
+    }
+    default:
+      *u = 0;
+      *i = 0;
   }
 }
 
@@ -70,9 +129,9 @@ bool is_signed(GgufValueType t) {
 }  // namespace
 
 std::string_view gguf_value_type_name(GgufValueType t) {
-  static constexpr const char* kNames[] = {"UINT8", "INT8",   "UINT16", "INT16", "UINT32",
-                                           "INT32", "FLOAT32", "BOOL",  "STRING", "ARRAY",
-                                           "UINT64", "INT64", "FLOAT64"};
+  static constexpr const char* kNames[] = {"UINT8",  "INT8",    "UINT16", "INT16",  "UINT32",
+                                           "INT32",  "FLOAT32", "BOOL",   "STRING", "ARRAY",
+                                           "UINT64", "INT64",   "FLOAT64"};
   uint32_t i = uint32_t(t);
   return i < 13 ? kNames[i] : "INVALID";
 }
@@ -126,10 +185,10 @@ class GgufParser {
   }
   void skip(uint64_t n, const std::string& field) {
     if (n > remain())
-      fail(ErrorCode::kCorrupt,
-           field + " needs " + std::to_string(n) + " bytes, " + std::to_string(remain()) +
-               " remain",
-           pos_);
+      fail(
+          ErrorCode::kCorrupt,
+          field + " needs " + std::to_string(n) + " bytes, " + std::to_string(remain()) + " remain",
+          pos_);
     pos_ += n;
   }
 
@@ -168,10 +227,10 @@ void GgufParser::parse_kv(GgufFile& g, uint64_t index) {
     if (et == uint32_t(GgufValueType::kArray))
       fail(ErrorCode::kCorrupt, "key '" + kv.key + "' is an array of arrays (not supported)", at);
     if (et > uint32_t(GgufValueType::kFloat64))
-      fail(ErrorCode::kCorrupt,
-           "key '" + kv.key + "' has invalid array element type " + std::to_string(et) +
-               " (max 12)",
-           at);
+      fail(
+          ErrorCode::kCorrupt,
+          "key '" + kv.key + "' has invalid array element type " + std::to_string(et) + " (max 12)",
+          at);
     kv.array_type = GgufValueType(et);
     uint64_t count_at = pos_;
     kv.array_count = read<uint64_t>("array length");
@@ -223,15 +282,17 @@ void GgufParser::parse(GgufFile& g) {
   if (size_ < 4 || std::memcmp(p_, "GGUF", 4) != 0) {
     std::string got;
     for (size_t k = 0; k < std::min<size_t>(size_, 4); ++k) got += hex(uint8_t(p_[k])) + " ";
-    fail(ErrorCode::kCorrupt, "bad magic: expected \"GGUF\", found " + (got.empty() ? "nothing" : got), 0);
+    fail(ErrorCode::kCorrupt,
+         "bad magic: expected \"GGUF\", found " + (got.empty() ? "nothing" : got), 0);
   }
   pos_ = 4;
   uint32_t version = read<uint32_t>("version");
   if (version == 0) fail(ErrorCode::kCorrupt, "version 0 is invalid", 4);
   if ((version & 0xFFFF) == 0)
     fail(ErrorCode::kUnsupported,
-         "version " + hex(version) + " has its low 16 bits zero: endianness mismatch? (only "
-         "little-endian files are supported)",
+         "version " + hex(version) +
+             " has its low 16 bits zero: endianness mismatch? (only "
+             "little-endian files are supported)",
          4);
   if (version == 1)
     fail(ErrorCode::kUnsupported,
@@ -244,7 +305,8 @@ void GgufParser::parse(GgufFile& g) {
   uint64_t n_tensors = read<uint64_t>("n_tensors");
   uint64_t n_kv = read<uint64_t>("n_kv");
   // Each KV takes >= 8 (key length) + 1 (key) + 4 (type) + 1 bytes; each tensor info >= 8 + 1 +
-  // 4 (n_dims = 0) + 4 + 8. Bound the counts by the file so a huge count fails here, not after a loop.
+  // 4 (n_dims = 0) + 4 + 8. Bound the counts by the file so a huge count fails here, not after a
+  // loop.
   if (n_kv > remain() / 14)
     fail(ErrorCode::kCorrupt,
          "n_kv " + std::to_string(n_kv) + " cannot fit in the " + std::to_string(remain()) +
@@ -275,8 +337,8 @@ void GgufParser::parse(GgufFile& g) {
            a->offset);
     if (a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > kMaxAlignment)
       fail(ErrorCode::kCorrupt,
-           "general.alignment " + std::to_string(a->u) +
-               " is not a power of two in [1, " + std::to_string(kMaxAlignment) + "]",
+           "general.alignment " + std::to_string(a->u) + " is not a power of two in [1, " +
+               std::to_string(kMaxAlignment) + "]",
            a->offset);
     g.alignment_ = a->u;
   }
@@ -348,12 +410,13 @@ void GgufParser::parse(GgufFile& g) {
              ne_at);
       t.shape.push_back(ne);
       auto m = checked_mul(n_el, ne);
-      if (!m || *m > uint64_t(INT64_MAX)) overflow = true;
-      else n_el = *m;
+      if (!m || *m > uint64_t(INT64_MAX))
+        overflow = true;
+      else
+        n_el = *m;
     }
     if (overflow)
-      fail(ErrorCode::kCorrupt,
-           "tensor '" + t.name + "' element count overflows int64", dims_at);
+      fail(ErrorCode::kCorrupt, "tensor '" + t.name + "' element count overflows int64", dims_at);
     uint64_t type_at = pos_;
     t.type = read<uint32_t>("tensor type");
     GgmlTypeTraits tr = ggml_type_traits(t.type);
@@ -366,8 +429,8 @@ void GgufParser::parse(GgufFile& g) {
     uint64_t ne0 = t.shape.empty() ? 1 : t.shape[0];
     if (ne0 % tr.block_size != 0)
       fail(ErrorCode::kCorrupt,
-           "tensor '" + t.name + "' of type " + t.type_name + " has ne[0] = " +
-               std::to_string(ne0) + ", not a multiple of the block size " +
+           "tensor '" + t.name + "' of type " + t.type_name +
+               " has ne[0] = " + std::to_string(ne0) + ", not a multiple of the block size " +
                std::to_string(tr.block_size),
            dims_at);
     t.n_elements = n_el;
@@ -384,10 +447,9 @@ void GgufParser::parse(GgufFile& g) {
                std::to_string(g.alignment_) + ")",
            off_at);
     auto end = checked_add(running, t.n_bytes);
-    auto padded = end ? checked_add(*end, (g.alignment_ - *end % g.alignment_) % g.alignment_)
-                      : std::nullopt;
-    if (!padded)
-      fail(ErrorCode::kCorrupt, "tensor '" + t.name + "' data end overflows", off_at);
+    auto padded =
+        end ? checked_add(*end, (g.alignment_ - *end % g.alignment_) % g.alignment_) : std::nullopt;
+    if (!padded) fail(ErrorCode::kCorrupt, "tensor '" + t.name + "' data end overflows", off_at);
     running = *padded;
     g.tensors_.push_back(std::move(t));
   }
@@ -446,9 +508,10 @@ const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
 namespace {
 [[noreturn]] void wrong_type(const std::string& path, const GgufKv& kv, const char* want) {
   std::string have(gguf_value_type_name(kv.type));
-  if (kv.type == GgufValueType::kArray) have += " of " + std::string(gguf_value_type_name(kv.array_type));
-  throw Error(ErrorCode::kCorrupt, path + ": GGUF key '" + kv.key + "' has type " + have +
-                                       " (expected " + want + ")");
+  if (kv.type == GgufValueType::kArray)
+    have += " of " + std::string(gguf_value_type_name(kv.array_type));
+  throw Error(ErrorCode::kCorrupt,
+              path + ": GGUF key '" + kv.key + "' has type " + have + " (expected " + want + ")");
 }
 }  // namespace
 
@@ -504,7 +567,9 @@ const GgufKv& array_kv(const GgufFile& g, std::string_view key) {
 }
 }  // namespace
 
-uint64_t GgufFile::array_size(std::string_view key) const { return array_kv(*this, key).array_count; }
+uint64_t GgufFile::array_size(std::string_view key) const {
+  return array_kv(*this, key).array_count;
+}
 
 std::vector<std::string> GgufFile::string_array(std::string_view key) const {
   const GgufKv& kv = array_kv(*this, key);
@@ -554,7 +619,8 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
   const GgufTensorInfo* t = find_tensor(name);
   if (!t) {
     std::string have;
-    for (size_t k = 0; k < tensors_.size() && k < 8; ++k) have += (k ? ", " : "") + tensors_[k].name;
+    for (size_t k = 0; k < tensors_.size() && k < 8; ++k)
+      have += (k ? ", " : "") + tensors_[k].name;
     throw Error(ErrorCode::kNotFound, path_ + ": GGUF has no tensor '" + std::string(name) +
                                           "' (tensors: " + (have.empty() ? "none" : have) +
                                           (tensors_.size() > 8 ? ", ..." : "") + ")");
@@ -596,10 +662,12 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
     e.table = EmbeddingTable::from_f32(rows, dim, std::move(out));
   }
   const GgufKv* tok = find_kv("tokenizer.ggml.tokens");
-  if (tok && tok->array_count != rows && (t->name == "token_embd.weight" || t->name == "output.weight"))
-    throw Error(ErrorCode::kCorrupt, path_ + ": GGUF tensor '" + t->name + "' has " + std::to_string(rows) +
-                                         " rows but tokenizer.ggml.tokens has " +
-                                         std::to_string(tok->array_count) + " entries (expected equal)");
+  if (tok && tok->array_count != rows &&
+      (t->name == "token_embd.weight" || t->name == "output.weight"))
+    throw Error(ErrorCode::kCorrupt,
+                path_ + ": GGUF tensor '" + t->name + "' has " + std::to_string(rows) +
+                    " rows but tokenizer.ggml.tokens has " + std::to_string(tok->array_count) +
+                    " entries (expected equal)");
   if (tok && tok->array_count == rows) {
     for (std::string& s : string_array("tokenizer.ggml.tokens")) e.vocab.add(std::move(s));
   }
@@ -609,10 +677,14 @@ LoadedEmbeddings GgufFile::load_matrix(std::string_view name) const {
     arch = a->str + ".";
   for (const GgufKv& kv : kvs_) {
     if (kv.key.rfind("general.", 0) != 0 && (arch.empty() || kv.key.rfind(arch, 0) != 0)) continue;
-    if (kv.type == GgufValueType::kString) e.metadata[kv.key] = kv.str;
-    else if (is_integer(kv.type)) e.metadata[kv.key] = is_signed(kv.type) ? std::to_string(kv.i) : std::to_string(kv.u);
-    else if (kv.type == GgufValueType::kFloat32 || kv.type == GgufValueType::kFloat64) e.metadata[kv.key] = std::to_string(kv.f);
-    else if (kv.type == GgufValueType::kBool) e.metadata[kv.key] = kv.b ? "true" : "false";
+    if (kv.type == GgufValueType::kString)
+      e.metadata[kv.key] = kv.str;
+    else if (is_integer(kv.type))
+      e.metadata[kv.key] = is_signed(kv.type) ? std::to_string(kv.i) : std::to_string(kv.u);
+    else if (kv.type == GgufValueType::kFloat32 || kv.type == GgufValueType::kFloat64)
+      e.metadata[kv.key] = std::to_string(kv.f);
+    else if (kv.type == GgufValueType::kBool)
+      e.metadata[kv.key] = kv.b ? "true" : "false";
   }
   return e;
 }

@@ -127,11 +127,11 @@ void deq_q6_k(const std::byte* b, float* y) {
 GgmlTypeTraits ggml_type_traits(uint32_t type) {
   // {block size, bytes per block} from ggml.c type_traits (QK_K = 256).
   static constexpr GgmlTypeTraits kTraits[] = {
-      {1, 4},     {1, 2},    {32, 18},  {32, 20},  {0, 0},    {0, 0},    {32, 22},  {32, 24},
-      {32, 34},   {32, 36},  {256, 84}, {256, 110}, {256, 144}, {256, 176}, {256, 210}, {256, 292},
-      {256, 66},  {256, 74}, {256, 98}, {256, 50}, {32, 18},  {256, 110}, {256, 82}, {256, 136},
-      {1, 1},     {1, 2},    {1, 4},    {1, 8},    {1, 8},    {256, 56}, {1, 2},    {0, 0},
-      {0, 0},     {0, 0},    {256, 54}, {256, 66}, {0, 0},    {0, 0},    {0, 0},    {32, 17},
+      {1, 4},    {1, 2},    {32, 18},  {32, 20},   {0, 0},     {0, 0},     {32, 22},   {32, 24},
+      {32, 34},  {32, 36},  {256, 84}, {256, 110}, {256, 144}, {256, 176}, {256, 210}, {256, 292},
+      {256, 66}, {256, 74}, {256, 98}, {256, 50},  {32, 18},   {256, 110}, {256, 82},  {256, 136},
+      {1, 1},    {1, 2},    {1, 4},    {1, 8},     {1, 8},     {256, 56},  {1, 2},     {0, 0},
+      {0, 0},    {0, 0},    {256, 54}, {256, 66},  {0, 0},     {0, 0},     {0, 0},     {32, 17},
   };
   if (type >= sizeof kTraits / sizeof kTraits[0]) return {};
   return kTraits[type];
@@ -139,11 +139,11 @@ GgmlTypeTraits ggml_type_traits(uint32_t type) {
 
 std::string ggml_type_name(uint32_t type) {
   static constexpr const char* kNames[] = {
-      "F32",     "F16",    "Q4_0",    "Q4_1",  "",       "",       "Q5_0",   "Q5_1",
-      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",   "Q6_K",   "Q8_K",
-      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ2_S",  "IQ4_XS",
-      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M",  "BF16",   "",
-      "",        "",       "TQ1_0",   "TQ2_0", "",       "",       "",       "MXFP4",
+      "F32",     "F16",    "Q4_0",    "Q4_1",  "",       "",      "Q5_0",  "Q5_1",
+      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K",  "Q8_K",
+      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M", "BF16",  "",
+      "",        "",       "TQ1_0",   "TQ2_0", "",       "",      "",      "MXFP4",
   };
   if (type >= sizeof kNames / sizeof kNames[0]) return "";
   if (kNames[type][0] == '\0') return "type " + std::to_string(type) + " (removed)";
@@ -152,9 +152,16 @@ std::string ggml_type_name(uint32_t type) {
 
 bool ggml_type_dequantizable(uint32_t type) {
   switch (GgmlType(type)) {
-    case GgmlType::kF32: case GgmlType::kF16: case GgmlType::kBF16: case GgmlType::kQ8_0:
-    case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
-    case GgmlType::kQ4_K: case GgmlType::kQ6_K:
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ6_K:
       return true;
     default:
       return false;
@@ -181,14 +188,29 @@ void ggml_dequantize(uint32_t type, const std::byte* src, size_t n_values, float
   }
   void (*fn)(const std::byte*, float*) = nullptr;
   switch (GgmlType(type)) {
-    case GgmlType::kQ4_0: fn = deq_q4_0; break;
-    case GgmlType::kQ4_1: fn = deq_q4_1; break;
-    case GgmlType::kQ5_0: fn = deq_q5_0; break;
-    case GgmlType::kQ5_1: fn = deq_q5_1; break;
-    case GgmlType::kQ8_0: fn = deq_q8_0; break;
-    case GgmlType::kQ4_K: fn = deq_q4_k; break;
-    case GgmlType::kQ6_K: fn = deq_q6_k; break;
-    default: ES_CHECK(false);
+    case GgmlType::kQ4_0:
+      fn = deq_q4_0;
+      break;
+    case GgmlType::kQ4_1:
+      fn = deq_q4_1;
+      break;
+    case GgmlType::kQ5_0:
+      fn = deq_q5_0;
+      break;
+    case GgmlType::kQ5_1:
+      fn = deq_q5_1;
+      break;
+    case GgmlType::kQ8_0:
+      fn = deq_q8_0;
+      break;
+    case GgmlType::kQ4_K:
+      fn = deq_q4_k;
+      break;
+    case GgmlType::kQ6_K:
+      fn = deq_q6_k;
+      break;
+    default:
+      ES_CHECK(false);
   }
   for (size_t i = 0; i < n_blocks; ++i) fn(src + i * tr.type_size, out + i * tr.block_size);
 }

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 HubCacheDir hf_hub_cache_dir() {
   if (const char* c = std::getenv("HF_HUB_CACHE"); c && *c) return {c, "$HF_HUB_CACHE"};
-  if (const char* h = std::getenv("HF_HOME"); h && *h) return {std::string(h) + "/hub", "$HF_HOME/hub"};
+  if (const char* h = std::getenv("HF_HOME"); h && *h)
+    return {std::string(h) + "/hub", "$HF_HOME/hub"};
   const char* home = std::getenv("HOME");
   return {std::string(home ? home : "") + "/.cache/huggingface/hub", "~/.cache/huggingface/hub"};
 }
@@ -22,11 +23,13 @@ HubCacheDir hf_hub_cache_dir() {
 bool looks_like_hub_id(std::string_view ref) {
   if (ref.empty() || ref.size() > 200) return false;
   size_t slash = ref.find('/');
-  if (slash != std::string_view::npos && ref.find('/', slash + 1) != std::string_view::npos) return false;
+  if (slash != std::string_view::npos && ref.find('/', slash + 1) != std::string_view::npos)
+    return false;
   auto part_ok = [](std::string_view p) {
     if (p.empty() || p[0] == '.' || p[0] == '-') return false;
     for (char c : p)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+        return false;
     return p != "." && p != "..";
   };
   if (slash == std::string_view::npos) return part_ok(ref);
@@ -70,7 +73,8 @@ std::string trim(std::string s) {
 
 }  // namespace
 
-std::optional<std::string> find_hub_snapshot(std::string_view ref, std::vector<std::string>* looked) {
+std::optional<std::string> find_hub_snapshot(std::string_view ref,
+                                             std::vector<std::string>* looked) {
   HubCacheDir cache = hf_hub_cache_dir();
   for (const std::string& repo : hub_repo_candidates(ref)) {
     std::string folder = "models--";

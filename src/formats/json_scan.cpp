@@ -13,13 +13,23 @@ size_t find_invalid_utf8(std::string_view s) {
   size_t n = s.size(), i = 0;
   while (i < n) {
     unsigned c = p[i];
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     size_t len;
     uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
-    else return i;  // continuation byte, overlong lead (c0, c1) or > f4
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return i;  // continuation byte, overlong lead (c0, c1) or > f4
     if (len > n - i) return i;
     for (size_t k = 1; k < len; ++k) {
       unsigned cc = p[i + k];
@@ -39,7 +49,10 @@ std::string quote_for_message(std::string_view s, size_t max_len) {
   std::string out = "'";
   static const char* hex = "0123456789abcdef";
   for (size_t i = 0; i < s.size(); ++i) {
-    if (out.size() >= max_len) { out += "..."; break; }
+    if (out.size() >= max_len) {
+      out += "...";
+      break;
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
       out += char(c);
@@ -73,8 +86,8 @@ nlohmann::json parse_json_no_duplicates(std::string_view text, const std::string
   try {
     return nlohmann::json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/true);
   } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorCode::kCorrupt, where + ": invalid JSON at byte " + std::to_string(e.byte) +
-                                         ": " + e.what());
+    throw Error(ErrorCode::kCorrupt,
+                where + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::kCorrupt, where + ": invalid JSON: " + e.what());
   }

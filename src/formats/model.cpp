@@ -37,15 +37,22 @@ struct Family {
 const std::vector<Family>& families() {
   static const std::vector<Family> f = {
       {"GPT-2", {"gpt2"}, {"transformer.wte.weight", "wte.weight"}, ""},
-      {"GPT-Neo/GPT-J", {"gpt_neo", "gptj", "codegen"}, {"transformer.wte.weight", "wte.weight"}, ""},
-      {"Llama-style", {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma",
-                       "gemma2", "gemma3_text", "phi3", "olmo", "stablelm", "starcoder2"},
-       {"model.embed_tokens.weight", "embed_tokens.weight"}, ""},
+      {"GPT-Neo/GPT-J",
+       {"gpt_neo", "gptj", "codegen"},
+       {"transformer.wte.weight", "wte.weight"},
+       ""},
+      {"Llama-style",
+       {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2",
+        "gemma3_text", "phi3", "olmo", "stablelm", "starcoder2"},
+       {"model.embed_tokens.weight", "embed_tokens.weight"},
+       ""},
       {"OPT", {"opt"}, {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"}, ""},
       {"T5", {"t5", "mt5", "umt5"}, {"shared.weight", "encoder.embed_tokens.weight"}, ""},
-      {"BERT-style", {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert",
-                      "deberta", "deberta-v2", "albert", "mpnet"},
-       {}, "embeddings.word_embeddings.weight"},
+      {"BERT-style",
+       {"bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert", "deberta",
+        "deberta-v2", "albert", "mpnet"},
+       {},
+       "embeddings.word_embeddings.weight"},
       {"GPT-NeoX", {"gpt_neox"}, {"gpt_neox.embed_in.weight", "embed_in.weight"}, ""},
       {"GGUF", {}, {"token_embd.weight"}, ""},
   };
@@ -76,8 +83,9 @@ std::optional<std::string> match_family(const Family& fam, const std::set<std::s
 // Model types whose config class defaults tie_word_embeddings to false (transformers
 // configuration_<type>.py); everything else inherits PretrainedConfig's true.
 bool ties_by_default(const std::string& model_type) {
-  static const std::set<std::string> untied = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                               "phi3", "olmo", "stablelm", "gpt_neox", "gptj"};
+  static const std::set<std::string> untied = {"llama",     "mistral", "mixtral", "qwen2",
+                                               "qwen2_moe", "phi3",    "olmo",    "stablelm",
+                                               "gpt_neox",  "gptj"};
   return !untied.count(model_type);
 }
 
@@ -110,17 +118,20 @@ class WeightSet {
   static WeightSet of_index(const std::string& dir, const std::string& index, FileFormat f) {
     std::string path = dir + "/" + index;
     json j = json::parse(read_small_file(path, size_t(64) << 20), nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-      throw Error(ErrorCode::kCorrupt, path + ": not a sharded-checkpoint index (no \"weight_map\" object)");
+    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") ||
+        !j["weight_map"].is_object())
+      throw Error(ErrorCode::kCorrupt,
+                  path + ": not a sharded-checkpoint index (no \"weight_map\" object)");
     WeightSet w;
     w.format = f;
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
       if (!it.value().is_string())
-        throw Error(ErrorCode::kCorrupt, path + ": weight_map entry '" + it.key() + "' is not a file name");
+        throw Error(ErrorCode::kCorrupt,
+                    path + ": weight_map entry '" + it.key() + "' is not a file name");
       std::string shard = it.value().get<std::string>();
       if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..")
-        throw Error(ErrorCode::kCorrupt, path + ": weight_map entry '" + it.key() + "' names '" + shard +
-                                             "' (expected a file name in the same folder)");
+        throw Error(ErrorCode::kCorrupt, path + ": weight_map entry '" + it.key() + "' names '" +
+                                             shard + "' (expected a file name in the same folder)");
       w.add(it.key(), dir + "/" + shard);
     }
     return w;
@@ -142,12 +153,14 @@ class WeightSet {
     if (format == FileFormat::kSafetensors) {
       auto st = safetensors(file);
       if (!st->find(name))
-        throw Error(ErrorCode::kCorrupt, file + ": the index lists tensor '" + name + "' in this shard but it is not there");
+        throw Error(ErrorCode::kCorrupt, file + ": the index lists tensor '" + name +
+                                             "' in this shard but it is not there");
       return st->load_matrix(name);
     }
     auto pt = pytorch(file);
     if (!pt->find(name))
-      throw Error(ErrorCode::kCorrupt, file + ": the index lists tensor '" + name + "' in this shard but it is not there");
+      throw Error(ErrorCode::kCorrupt, file + ": the index lists tensor '" + name +
+                                           "' in this shard but it is not there");
     return pt->load_matrix(name);
   }
 
@@ -200,7 +213,8 @@ Config read_config(const std::string& dir) {
   if (j.is_discarded() || !j.is_object())
     throw Error(ErrorCode::kCorrupt, path + ": not a JSON object");
   c.present = true;
-  if (j.contains("model_type") && j["model_type"].is_string()) c.model_type = j["model_type"].get<std::string>();
+  if (j.contains("model_type") && j["model_type"].is_string())
+    c.model_type = j["model_type"].get<std::string>();
   if (j.contains("architectures") && j["architectures"].is_array())
     for (const auto& a : j["architectures"])
       if (a.is_string()) c.architectures.push_back(a.get<std::string>());
@@ -226,7 +240,8 @@ struct Choice {
 Choice choose_input(WeightSet& w, const Config& cfg, const std::string& where) {
   if (!cfg.model_type.empty()) {
     for (const Family& fam : families())
-      if (std::find(fam.model_types.begin(), fam.model_types.end(), cfg.model_type) != fam.model_types.end())
+      if (std::find(fam.model_types.begin(), fam.model_types.end(), cfg.model_type) !=
+          fam.model_types.end())
         if (auto n = match_family(fam, w.names))
           return {*n, "config model_type '" + cfg.model_type + "' (" + fam.label + ") -> " + *n};
   }
@@ -237,11 +252,12 @@ Choice choose_input(WeightSet& w, const Config& cfg, const std::string& where) {
   if (cands.size() == 1) return {cands[0], "the only 2-D tensor"};
   std::string list;
   for (size_t k = 0; k < cands.size() && k < 12; ++k) list += (k ? ", " : "") + cands[k];
-  throw Error(ErrorCode::kNotFound,
-              where + ": cannot tell which tensor is the input embedding" +
-                  (cfg.model_type.empty() ? std::string() : " (model_type '" + cfg.model_type + "')") +
-                  "; pass --tensor NAME. Candidates: " + (list.empty() ? "none" : list) +
-                  (cands.size() > 12 ? ", ..." : ""));
+  throw Error(
+      ErrorCode::kNotFound,
+      where + ": cannot tell which tensor is the input embedding" +
+          (cfg.model_type.empty() ? std::string() : " (model_type '" + cfg.model_type + "')") +
+          "; pass --tensor NAME. Candidates: " + (list.empty() ? "none" : list) +
+          (cands.size() > 12 ? ", ..." : ""));
 }
 
 std::optional<std::string> find_output(const WeightSet& w, const std::string& input) {
@@ -271,8 +287,10 @@ void attach_vocab(Model& m, const std::string& dir) {
   Vocabulary v;
   v.reserve(rows);
   for (size_t k = 0; k < rows; ++k) {
-    if (k < hv.tokens.size() && !hv.tokens[k].empty()) v.add(std::move(hv.tokens[k]));
-    else v.add("<unused_row_" + std::to_string(k) + ">");
+    if (k < hv.tokens.size() && !hv.tokens[k].empty())
+      v.add(std::move(hv.tokens[k]));
+    else
+      v.add("<unused_row_" + std::to_string(k) + ">");
   }
   m.emb.vocab = std::move(v);
 }
@@ -287,8 +305,8 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
     if (!w.names.count(opt.tensor)) {
       std::string list;
       for (size_t k = 0; k < w.order.size() && k < 12; ++k) list += (k ? ", " : "") + w.order[k];
-      throw Error(ErrorCode::kNotFound, where + ": no tensor '" + opt.tensor + "' (tensors: " + list +
-                                            (w.order.size() > 12 ? ", ..." : "") + ")");
+      throw Error(ErrorCode::kNotFound, where + ": no tensor '" + opt.tensor + "' (tensors: " +
+                                            list + (w.order.size() > 12 ? ", ..." : "") + ")");
     }
     in = {opt.tensor, "--tensor " + opt.tensor};
   } else {
@@ -330,8 +348,9 @@ Model load_weights(WeightSet& w, const Config& cfg, const std::string& where,
       chosen = *out;
       reason = "output embedding " + *out + " (" + tie_reason + ")";
     } else {
-      throw Error(ErrorCode::kNotFound, where + ": --matrix output: the model's embeddings are not tied (" +
-                                            tie_reason + ") and it has no lm_head.weight / output.weight");
+      throw Error(ErrorCode::kNotFound,
+                  where + ": --matrix output: the model's embeddings are not tied (" + tie_reason +
+                      ") and it has no lm_head.weight / output.weight");
     }
   }
   m.emb = w.load(chosen);
@@ -358,8 +377,10 @@ Model load_gguf(const std::string& path, const ModelOptions& opt) {
     name = opt.tensor;
     reason = "--tensor " + name;
   } else if (opt.matrix == MatrixKind::kOutput) {
-    if (has_out) name = "output.weight", reason = "GGUF output embedding output.weight";
-    else reason = "output embedding tied to the input (no output.weight): token_embd.weight";
+    if (has_out)
+      name = "output.weight", reason = "GGUF output embedding output.weight";
+    else
+      reason = "output embedding tied to the input (no output.weight): token_embd.weight";
   }
   m.emb = g.load_matrix(name);
   m.tensor = name;
@@ -408,7 +429,8 @@ Model load_file(const std::string& path, const ModelOptions& opt) {
   m.tensor_reason = "the file's matrix (" + std::string(format_name(m.emb.format)) + ")";
   m.n_search_rows = m.emb.table.n_rows();
   // word2vec's own initialisation: uniform in +-0.5 / dim.
-  m.init_hint = m.emb.table.dim() ? "uniform:" + fmt_double(0.5 / double(m.emb.table.dim())) : "normal:0.02";
+  m.init_hint =
+      m.emb.table.dim() ? "uniform:" + fmt_double(0.5 / double(m.emb.table.dim())) : "normal:0.02";
   return m;
 }
 
@@ -416,32 +438,41 @@ Model load_folder(const std::string& dir, const ModelOptions& opt) {
   Config cfg = read_config(dir);
   auto has = [&](const char* n) { return file_exists(dir + "/" + n); };
   std::optional<WeightSet> w;
-  if (has("model.safetensors")) w = WeightSet::of_file(dir + "/model.safetensors", FileFormat::kSafetensors);
-  else if (has("model.safetensors.index.json")) w = WeightSet::of_index(dir, "model.safetensors.index.json", FileFormat::kSafetensors);
-  else if (has("pytorch_model.bin")) w = WeightSet::of_file(dir + "/pytorch_model.bin", FileFormat::kPytorch);
-  else if (has("pytorch_model.bin.index.json")) w = WeightSet::of_index(dir, "pytorch_model.bin.index.json", FileFormat::kPytorch);
+  if (has("model.safetensors"))
+    w = WeightSet::of_file(dir + "/model.safetensors", FileFormat::kSafetensors);
+  else if (has("model.safetensors.index.json"))
+    w = WeightSet::of_index(dir, "model.safetensors.index.json", FileFormat::kSafetensors);
+  else if (has("pytorch_model.bin"))
+    w = WeightSet::of_file(dir + "/pytorch_model.bin", FileFormat::kPytorch);
+  else if (has("pytorch_model.bin.index.json"))
+    w = WeightSet::of_index(dir, "pytorch_model.bin.index.json", FileFormat::kPytorch);
   if (!w) {
     // A folder with exactly one weights / embeddings file (GGUF, .npy, .vec, ...).
     std::vector<std::string> files;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::string ext = e.path().extension().string();
-      if (e.is_regular_file(ec) && (ext == ".gguf" || ext == ".safetensors" || ext == ".npy" ||
-                                    ext == ".vec" || ext == ".bin" || ext == ".pt" || ext == ".pth"))
+      if (e.is_regular_file(ec) &&
+          (ext == ".gguf" || ext == ".safetensors" || ext == ".npy" || ext == ".vec" ||
+           ext == ".bin" || ext == ".pt" || ext == ".pth"))
         files.push_back(e.path().string());
     }
     if (files.size() == 1) {
       Model m = load_file(files[0], opt);
       m.dir = dir;
-      if (m.emb.vocab.empty()) attach_vocab(m, dir);
-      else m.tokenizer_files = detail::find_tokenizer_files(dir);
+      if (m.emb.vocab.empty())
+        attach_vocab(m, dir);
+      else
+        m.tokenizer_files = detail::find_tokenizer_files(dir);
       return m;
     }
-    throw Error(ErrorCode::kNotFound,
-                dir + ": no model weights found (expected model.safetensors, "
-                      "model.safetensors.index.json, pytorch_model.bin, pytorch_model.bin.index.json, "
-                      "or exactly one .gguf / .safetensors / .npy / .vec / .bin file; found " +
-                    std::to_string(files.size()) + " candidate files)");
+    throw Error(
+        ErrorCode::kNotFound,
+        dir +
+            ": no model weights found (expected model.safetensors, "
+            "model.safetensors.index.json, pytorch_model.bin, pytorch_model.bin.index.json, "
+            "or exactly one .gguf / .safetensors / .npy / .vec / .bin file; found " +
+            std::to_string(files.size()) + " candidate files)");
   }
   Model m = load_weights(*w, cfg, dir, opt);
   m.dir = dir;
@@ -465,16 +496,21 @@ Model load_model(const std::string& ref, const ModelOptions& options) {
       std::string where;
       for (size_t k = 0; k < looked.size(); ++k) where += (k ? ", " : "") + looked[k];
       std::string repo = hub_repo_candidates(ref).back();
-      throw Error(ErrorCode::kNotFound,
-                  "model '" + ref + "' is neither a file nor a folder, and is not in the Hugging Face cache (" +
-                      cache.source + " = " + cache.path + "; looked in " + where +
-                      "). embedscope never downloads: fetch it with `huggingface-cli download " + repo +
-                      " config.json model.safetensors vocab.json merges.txt tokenizer.json` "
-                      "(or pytorch_model.bin instead of model.safetensors), or pass a file or folder path");
+      throw Error(
+          ErrorCode::kNotFound,
+          "model '" + ref +
+              "' is neither a file nor a folder, and is not in the Hugging Face cache (" +
+              cache.source + " = " + cache.path + "; looked in " + where +
+              "). embedscope never downloads: fetch it with `huggingface-cli download " + repo +
+              " config.json model.safetensors vocab.json merges.txt tokenizer.json` "
+              "(or pytorch_model.bin instead of model.safetensors), or pass a file or folder path");
     }
     m = load_folder(*snap, options);
   } else {
-    throw Error(ErrorCode::kNotFound, ref + ": no such file or folder (and not a Hugging Face hub id); run `embedscope info --help` for accepted model references");
+    throw Error(ErrorCode::kNotFound,
+                ref +
+                    ": no such file or folder (and not a Hugging Face hub id); run `embedscope "
+                    "info --help` for accepted model references");
   }
   m.ref = ref;
   return m;

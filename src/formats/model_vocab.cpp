@@ -42,8 +42,10 @@ const std::array<int, 512>& byte_level_inverse() {
     int n = 0;
     for (int b = 0; b < 256; ++b) {
       bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-      if (printable) a[b] = b;
-      else a[256 + n++] = b;
+      if (printable)
+        a[b] = b;
+      else
+        a[256 + n++] = b;
     }
     return a;
   }();
@@ -58,7 +60,9 @@ class FlatJson {
     throw Error(ErrorCode::kCorrupt, path_ + ": " + what + " at byte " + std::to_string(pos_));
   }
   void ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t'))
+      ++pos_;
   }
   bool eat(char c) {
     ws();
@@ -74,10 +78,14 @@ class FlatJson {
     for (int k = 0; k < 4; ++k) {
       char c = s_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
-      else fail("bad hex digit in \\u escape");
+      if (c >= '0' && c <= '9')
+        v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= uint32_t(c - 'A' + 10);
+      else
+        fail("bad hex digit in \\u escape");
     }
     return v;
   }
@@ -103,18 +111,35 @@ class FlatJson {
       if (pos_ >= s_.size()) fail("unterminated escape");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = hex4();
           if (cp >= 0xD800 && cp < 0xDC00) {
-            if (s_.size() - pos_ < 6 || s_[pos_] != '\\' || s_[pos_ + 1] != 'u') fail("lone surrogate");
+            if (s_.size() - pos_ < 6 || s_[pos_] != '\\' || s_[pos_ + 1] != 'u')
+              fail("lone surrogate");
             pos_ += 2;
             uint32_t lo = hex4();
             if (lo < 0xDC00 || lo >= 0xE000) fail("bad low surrogate");
@@ -125,7 +150,8 @@ class FlatJson {
           put_utf8(cp, &out);
           break;
         }
-        default: fail(std::string("bad escape \\") + e);
+        default:
+          fail(std::string("bad escape \\") + e);
       }
     }
   }
@@ -154,8 +180,9 @@ class FlatJson {
 void place(HfVocab* v, uint64_t id, std::string tok, const std::string& path, size_t n_entries) {
   // Ids may have gaps, but not so many that a small file allocates a huge table.
   if (id > 16 * uint64_t(n_entries) + 1024)
-    throw Error(ErrorCode::kCorrupt, path + ": token id " + std::to_string(id) + " is far beyond the " +
-                                         std::to_string(n_entries) + " entries of the file");
+    throw Error(ErrorCode::kCorrupt, path + ": token id " + std::to_string(id) +
+                                         " is far beyond the " + std::to_string(n_entries) +
+                                         " entries of the file");
   if (id >= v->tokens.size()) v->tokens.resize(id + 1);
   if (v->tokens[id].empty()) ++v->n_named;
   v->tokens[id] = std::move(tok);
@@ -221,7 +248,8 @@ void read_tokenizer_json(const std::string& path, HfVocab* v) {
   size_t n = vocab.size() + (j.contains("added_tokens") ? j["added_tokens"].size() : 0);
   auto add = [&](std::string tok, const nlohmann::json& id) {
     if (!id.is_number_unsigned())
-      throw Error(ErrorCode::kCorrupt, path + ": token '" + tok.substr(0, 40) + "' has a non-integer id");
+      throw Error(ErrorCode::kCorrupt,
+                  path + ": token '" + tok.substr(0, 40) + "' has a non-integer id");
     std::string raw;
     if (byte_level && decode_byte_level(tok, &raw)) tok = std::move(raw);
     place(v, id.get<uint64_t>(), std::move(tok), path, n);
@@ -232,7 +260,8 @@ void read_tokenizer_json(const std::string& path, HfVocab* v) {
     uint64_t id = 0;
     for (const auto& e : vocab) {
       if (!e.is_array() || e.empty() || !e[0].is_string())
-        throw Error(ErrorCode::kCorrupt, path + ": Unigram vocab entry " + std::to_string(id) + " is not [piece, score]");
+        throw Error(ErrorCode::kCorrupt, path + ": Unigram vocab entry " + std::to_string(id) +
+                                             " is not [piece, score]");
       place(v, id++, e[0].get<std::string>(), path, n);
     }
   } else {
@@ -272,9 +301,15 @@ bool decode_byte_level(std::string_view t, std::string* out) {
 }
 
 std::vector<std::string> find_tokenizer_files(const std::string& dir) {
-  static const char* kNames[] = {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt",
-                                 "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
-                                 "tokenizer_config.json", "special_tokens_map.json",
+  static const char* kNames[] = {"tokenizer.json",
+                                 "vocab.json",
+                                 "merges.txt",
+                                 "vocab.txt",
+                                 "tokenizer.model",
+                                 "spiece.model",
+                                 "sentencepiece.bpe.model",
+                                 "tokenizer_config.json",
+                                 "special_tokens_map.json",
                                  "added_tokens.json"};
   std::vector<std::string> out;
   for (const char* n : kNames)
@@ -284,10 +319,14 @@ std::vector<std::string> find_tokenizer_files(const std::string& dir) {
 
 bool read_hf_vocab(const std::string& dir, HfVocab* out) {
   HfVocab v;
-  if (file_exists(dir + "/vocab.json")) read_vocab_json(dir + "/vocab.json", &v);
-  else if (file_exists(dir + "/vocab.txt")) read_vocab_txt(dir + "/vocab.txt", &v);
-  else if (file_exists(dir + "/tokenizer.json")) read_tokenizer_json(dir + "/tokenizer.json", &v);
-  else return false;
+  if (file_exists(dir + "/vocab.json"))
+    read_vocab_json(dir + "/vocab.json", &v);
+  else if (file_exists(dir + "/vocab.txt"))
+    read_vocab_txt(dir + "/vocab.txt", &v);
+  else if (file_exists(dir + "/tokenizer.json"))
+    read_tokenizer_json(dir + "/tokenizer.json", &v);
+  else
+    return false;
   *out = std::move(v);
   return true;
 }

@@ -61,8 +61,10 @@ class HeaderParser {
       };
       if (key == "descr") {
         dup(have_descr);
-        if (at('[')) unsupported(where_ + ": structured dtype (a list in 'descr') is not supported; "
-                                          "embeddings must be a plain float array");
+        if (at('['))
+          unsupported(where_ +
+                      ": structured dtype (a list in 'descr') is not supported; "
+                      "embeddings must be a plain float array");
         h.descr = string_lit();
       } else if (key == "fortran_order") {
         dup(have_fortran);
@@ -116,7 +118,8 @@ class HeaderParser {
     char q = s_[i_];
     size_t start = ++i_;
     while (i_ < s_.size() && s_[i_] != q) {
-      if (s_[i_] == '\\' || s_[i_] == '\n') fail(i_, "escapes and newlines in strings are not allowed");
+      if (s_[i_] == '\\' || s_[i_] == '\n')
+        fail(i_, "escapes and newlines in strings are not allowed");
       ++i_;
     }
     if (i_ >= s_.size()) fail(start - 1, "unterminated string");
@@ -141,8 +144,8 @@ class HeaderParser {
       ++i_;
     }
     if (at('L')) ++i_;
-    if (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                           s_[i_] == '_'))
+    if (i_ < s_.size() &&
+        (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' || s_[i_] == '_'))
       fail(start, "shape[" + std::to_string(index) + "] is not an integer literal");
     return v;
   }
@@ -210,9 +213,8 @@ LoadedEmbeddings load_npy_bytes(std::shared_ptr<const void> owner, std::span<con
     corrupt(p + ": not a .npy file: bytes 0-5 " +
             quote_for_message(std::string_view(reinterpret_cast<const char*>(bytes.data()),
                                                std::min<uint64_t>(size, 6))) +
-            " are not the magic \"\\x93NUMPY\"" + (size < 10 ? " (file has " + std::to_string(size) +
-                                                                 " bytes, need at least 10)"
-                                                             : ""));
+            " are not the magic \"\\x93NUMPY\"" +
+            (size < 10 ? " (file has " + std::to_string(size) + " bytes, need at least 10)" : ""));
   // N2
   const int major = int(bytes[6]), minor = int(bytes[7]);
   if ((major < 1 || major > 3) || minor != 0)
@@ -220,16 +222,16 @@ LoadedEmbeddings load_npy_bytes(std::shared_ptr<const void> owner, std::span<con
                 std::to_string(minor) + " at byte 6 (supported: 1.0, 2.0, 3.0)");
   const uint64_t prefix = major == 1 ? 10 : 12;
   if (size < prefix)
-    corrupt(p + ": file truncated in the npy header length: " + std::to_string(size) + " bytes, need " +
-            std::to_string(prefix));
+    corrupt(p + ": file truncated in the npy header length: " + std::to_string(size) +
+            " bytes, need " + std::to_string(prefix));
   const uint64_t hlen = major == 1 ? le16(bytes.data() + 8) : le32(bytes.data() + 8);
   // N3: checked before the header is touched.
   if (hlen > kNpyMaxHeaderSize)
     corrupt(p + ": npy header length " + std::to_string(hlen) + " (byte 8) exceeds the limit " +
             std::to_string(kNpyMaxHeaderSize));
   if (hlen > size - prefix)
-    corrupt(p + ": npy header length " + std::to_string(hlen) + " (byte 8) exceeds the file: only " +
-            std::to_string(size - prefix) + " bytes follow");
+    corrupt(p + ": npy header length " + std::to_string(hlen) +
+            " (byte 8) exceeds the file: only " + std::to_string(size - prefix) + " bytes follow");
   std::string_view text(reinterpret_cast<const char*>(bytes.data()) + prefix, hlen);
   if (major == 3)
     if (size_t off = detail::find_invalid_utf8(text); off != detail::kValidUtf8)
@@ -273,9 +275,9 @@ LoadedEmbeddings load_npy_bytes(std::shared_ptr<const void> owner, std::span<con
             std::to_string(*nbytes) + " bytes, the file has " + std::to_string(avail) +
             " after the header (byte " + std::to_string(data_off) + ")");
   if (*nbytes < avail)
-    corrupt(p + ": " + std::to_string(avail - *nbytes) + " trailing bytes after the npy data: shape " +
-            shape_str(h.shape) + " x " + d + " needs " + std::to_string(*nbytes) + " bytes, the file has " +
-            std::to_string(avail));
+    corrupt(p + ": " + std::to_string(avail - *nbytes) +
+            " trailing bytes after the npy data: shape " + shape_str(h.shape) + " x " + d +
+            " needs " + std::to_string(*nbytes) + " bytes, the file has " + std::to_string(avail));
 
   // After the size checks: a huge shape in a small file is reported as truncated.
   check_table_shape(p + ": npy shape " + shape_str(h.shape), rows, dim);

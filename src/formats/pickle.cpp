@@ -35,7 +35,8 @@ class Unpickler {
 
  private:
   [[noreturn]] void fail(ErrorCode code, const std::string& what) const {
-    throw Error(code, name_ + ": pickle " + what + " (at byte offset " + std::to_string(op_at_) + ")");
+    throw Error(code,
+                name_ + ": pickle " + what + " (at byte offset " + std::to_string(op_at_) + ")");
   }
   uint64_t need(uint64_t n, const char* what) {
     if (b_.size() - pos_ < n)
@@ -56,7 +57,8 @@ class Unpickler {
   std::string line(const char* what) {
     uint64_t start = pos_;
     while (pos_ < b_.size() && b_[pos_] != std::byte{'\n'}) {
-      if (pos_ - start > 256) fail(ErrorCode::kCorrupt, std::string(what) + " longer than 256 bytes");
+      if (pos_ - start > 256)
+        fail(ErrorCode::kCorrupt, std::string(what) + " longer than 256 bytes");
       ++pos_;
     }
     if (pos_ >= b_.size()) fail(ErrorCode::kCorrupt, std::string("unterminated ") + what);
@@ -127,7 +129,8 @@ class Unpickler {
     return uint64_t(o->i);
   }
   std::vector<uint64_t> uint_tuple(const PickleRef& o, const char* what) {
-    if (o->kind != PickleKind::kTuple) fail(ErrorCode::kCorrupt, std::string(what) + " is not a tuple");
+    if (o->kind != PickleKind::kTuple)
+      fail(ErrorCode::kCorrupt, std::string(what) + " is not a tuple");
     std::vector<uint64_t> v;
     for (auto& x : o->items) v.push_back(as_uint(x, what));
     return v;
@@ -149,9 +152,10 @@ PickleRef Unpickler::global(const std::string& module, const std::string& qual) 
             (module == "torch" && !torch_storage_dtype(qual).first.empty());
   if (!ok)
     fail(ErrorCode::kUnsupported,
-         "global '" + full + "' is not allowed (a state dict of tensors needs only "
-         "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch.*Storage); "
-         "refusing to load");
+         "global '" + full +
+             "' is not allowed (a state dict of tensors needs only "
+             "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch.*Storage); "
+             "refusing to load");
   PickleRef g = make(PickleKind::kGlobal);
   g->s = full;
   return g;
@@ -167,7 +171,8 @@ PickleRef Unpickler::persistent(const PickleRef& pid) {
          "persistent id is not ('storage', torch.<Type>Storage, key, location, numel)");
   std::string cls = it[1]->s.substr(it[1]->s.rfind('.') + 1);
   auto [dtype, size] = torch_storage_dtype(cls);
-  if (dtype.empty()) fail(ErrorCode::kCorrupt, "persistent id names '" + it[1]->s + "', not a storage type");
+  if (dtype.empty())
+    fail(ErrorCode::kCorrupt, "persistent id names '" + it[1]->s + "', not a storage type");
   PickleRef s = make(PickleKind::kStorage);
   s->s = dtype;
   s->storage_key = it[2]->s;
@@ -178,7 +183,8 @@ PickleRef Unpickler::persistent(const PickleRef& pid) {
 
 PickleRef Unpickler::reduce(const PickleRef& callable, const PickleRef& args) {
   if (callable->kind != PickleKind::kGlobal) fail(ErrorCode::kCorrupt, "REDUCE on a non-callable");
-  if (args->kind != PickleKind::kTuple) fail(ErrorCode::kCorrupt, "REDUCE arguments are not a tuple");
+  if (args->kind != PickleKind::kTuple)
+    fail(ErrorCode::kCorrupt, "REDUCE arguments are not a tuple");
   const auto& a = args->items;
   if (callable->s == "collections.OrderedDict") {
     if (!a.empty()) fail(ErrorCode::kCorrupt, "OrderedDict called with arguments");
@@ -187,8 +193,10 @@ PickleRef Unpickler::reduce(const PickleRef& callable, const PickleRef& args) {
   if (callable->s == "torch._utils._rebuild_tensor_v2") {
     // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
     if (a.size() != 6 && a.size() != 7)
-      fail(ErrorCode::kCorrupt, "_rebuild_tensor_v2 takes 6 or 7 arguments, got " + std::to_string(a.size()));
-    if (a[0]->kind != PickleKind::kStorage) fail(ErrorCode::kCorrupt, "_rebuild_tensor_v2 argument 0 is not a storage");
+      fail(ErrorCode::kCorrupt,
+           "_rebuild_tensor_v2 takes 6 or 7 arguments, got " + std::to_string(a.size()));
+    if (a[0]->kind != PickleKind::kStorage)
+      fail(ErrorCode::kCorrupt, "_rebuild_tensor_v2 argument 0 is not a storage");
     PickleRef t = make(PickleKind::kTensor);
     t->storage = a[0];
     t->storage_offset = as_uint(a[1], "storage_offset");
@@ -196,7 +204,8 @@ PickleRef Unpickler::reduce(const PickleRef& callable, const PickleRef& args) {
     t->stride = uint_tuple(a[3], "stride");
     if (t->shape.size() != t->stride.size())
       fail(ErrorCode::kCorrupt, "tensor size has " + std::to_string(t->shape.size()) +
-                                    " dimensions but stride has " + std::to_string(t->stride.size()));
+                                    " dimensions but stride has " +
+                                    std::to_string(t->stride.size()));
     return t;
   }
   if (callable->s == "torch._utils._rebuild_parameter") {
@@ -217,15 +226,26 @@ PickleRef Unpickler::run() {
         if (v > 5) fail(ErrorCode::kUnsupported, "protocol " + std::to_string(v) + " (max 5)");
         break;
       }
-      case 0x95: arg<uint64_t>("FRAME"); break;  // FRAME: a length hint only
+      case 0x95:
+        arg<uint64_t>("FRAME");
+        break;     // FRAME: a length hint only
       case '.': {  // STOP
         PickleRef r = pop();
         return r;
       }
-      case '(': marks_.push_back(stack_.size() + 1); stack_.push_back(nullptr); break;  // MARK
-      case '0': pop(); break;                                                        // POP
-      case '1': pop_mark(); break;                                                   // POP_MARK
-      case '2': push(top()); break;                                                  // DUP
+      case '(':
+        marks_.push_back(stack_.size() + 1);
+        stack_.push_back(nullptr);
+        break;  // MARK
+      case '0':
+        pop();
+        break;  // POP
+      case '1':
+        pop_mark();
+        break;  // POP_MARK
+      case '2':
+        push(top());
+        break;     // DUP
       case 'c': {  // GLOBAL "module\nname\n"
         std::string m = line("GLOBAL module");
         std::string q = line("GLOBAL name");
@@ -239,20 +259,31 @@ PickleRef Unpickler::run() {
         push(global(m->s, q->s));
         break;
       }
-      case 'q': memo_[arg<uint8_t>("BINPUT")] = top(); break;
-      case 'r': memo_[arg<uint32_t>("LONG_BINPUT")] = top(); break;
-      case 0x94: memo_[memo_.size()] = top(); break;  // MEMOIZE
+      case 'q':
+        memo_[arg<uint8_t>("BINPUT")] = top();
+        break;
+      case 'r':
+        memo_[arg<uint32_t>("LONG_BINPUT")] = top();
+        break;
+      case 0x94:
+        memo_[memo_.size()] = top();
+        break;  // MEMOIZE
       case 'h':
       case 'j': {  // BINGET / LONG_BINGET
         uint64_t k = op == 'h' ? arg<uint8_t>("BINGET") : arg<uint32_t>("LONG_BINGET");
         auto it = memo_.find(k);
-        if (it == memo_.end()) fail(ErrorCode::kCorrupt, "memo key " + std::to_string(k) + " not defined");
+        if (it == memo_.end())
+          fail(ErrorCode::kCorrupt, "memo key " + std::to_string(k) + " not defined");
         push(it->second);
         break;
       }
-      case ')': push(make(PickleKind::kTuple)); break;  // EMPTY_TUPLE
-      case 't': push(tuple(pop_mark())); break;          // TUPLE
-      case 0x85: {                                       // TUPLE1
+      case ')':
+        push(make(PickleKind::kTuple));
+        break;  // EMPTY_TUPLE
+      case 't':
+        push(tuple(pop_mark()));
+        break;      // TUPLE
+      case 0x85: {  // TUPLE1
         PickleRef a = pop();
         push(tuple({a}));
         break;
@@ -267,8 +298,10 @@ PickleRef Unpickler::run() {
         push(tuple({a, b2, c}));
         break;
       }
-      case ']': push(make(PickleKind::kList)); break;  // EMPTY_LIST
-      case 'a': {                                      // APPEND
+      case ']':
+        push(make(PickleKind::kList));
+        break;     // EMPTY_LIST
+      case 'a': {  // APPEND
         PickleRef v = pop();
         PickleRef& l = top();
         if (l->kind != PickleKind::kList) fail(ErrorCode::kCorrupt, "APPEND to a non-list");
@@ -286,8 +319,10 @@ PickleRef Unpickler::run() {
         }
         break;
       }
-      case '}': push(make(PickleKind::kDict)); break;  // EMPTY_DICT
-      case 's': {                                      // SETITEM
+      case '}':
+        push(make(PickleKind::kDict));
+        break;     // EMPTY_DICT
+      case 's': {  // SETITEM
         PickleRef v = pop(), k = pop();
         std::vector<PickleRef> kv{k, v};
         set_items(*top(), kv);
@@ -299,8 +334,9 @@ PickleRef Unpickler::run() {
         break;
       }
       case 'b': {  // BUILD: state for an OrderedDict (its _metadata attribute) is ignored
-        pop();  // the state
-        if (top()->kind != PickleKind::kDict) fail(ErrorCode::kUnsupported, "BUILD on a non-dict object");
+        pop();     // the state
+        if (top()->kind != PickleKind::kDict)
+          fail(ErrorCode::kUnsupported, "BUILD on a non-dict object");
         break;
       }
       case 'R': {  // REDUCE
@@ -308,8 +344,12 @@ PickleRef Unpickler::run() {
         push(reduce(callable, args));
         break;
       }
-      case 'Q': push(persistent(pop())); break;  // BINPERSID
-      case 'N': push(make(PickleKind::kNone)); break;
+      case 'Q':
+        push(persistent(pop()));
+        break;  // BINPERSID
+      case 'N':
+        push(make(PickleKind::kNone));
+        break;
       case 0x88:
       case 0x89: {  // NEWTRUE / NEWFALSE
         PickleRef o = make(PickleKind::kBool);
@@ -337,10 +377,12 @@ PickleRef Unpickler::run() {
       }
       case 0x8a: {  // LONG1: little-endian two's complement of n bytes
         uint8_t n = arg<uint8_t>("LONG1 length");
-        if (n > 8) fail(ErrorCode::kUnsupported, "LONG1 of " + std::to_string(n) + " bytes (max 8)");
+        if (n > 8)
+          fail(ErrorCode::kUnsupported, "LONG1 of " + std::to_string(n) + " bytes (max 8)");
         uint64_t at = need(n, "LONG1");
         uint64_t v = 0;
-        for (uint8_t k = 0; k < n; ++k) v |= uint64_t(std::to_integer<uint8_t>(b_[at + k])) << (8 * k);
+        for (uint8_t k = 0; k < n; ++k)
+          v |= uint64_t(std::to_integer<uint8_t>(b_[at + k])) << (8 * k);
         if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t(0) << (8 * n);  // sign-extend
         PickleRef o = make(PickleKind::kInt);
         o->i = int64_t(v);
@@ -359,7 +401,7 @@ PickleRef Unpickler::run() {
       case 'X':
       case 0x8c:
       case 0x8d: {  // BINUNICODE / SHORT_BINUNICODE / BINUNICODE8
-        uint64_t n = op == 'X' ? arg<uint32_t>("BINUNICODE length")
+        uint64_t n = op == 'X'    ? arg<uint32_t>("BINUNICODE length")
                      : op == 0x8c ? arg<uint8_t>("SHORT_BINUNICODE length")
                                   : arg<uint64_t>("BINUNICODE8 length");
         PickleRef o = make(PickleKind::kString);
@@ -370,9 +412,10 @@ PickleRef Unpickler::run() {
       default: {
         char b[8];
         std::snprintf(b, sizeof b, "0x%02x", op);
-        fail(ErrorCode::kUnsupported, std::string("opcode ") + b +
-                                          (op >= 0x20 && op < 0x7f ? std::string(" ('") + char(op) + "')" : "") +
-                                          " is not allowed in a torch state dict");
+        fail(ErrorCode::kUnsupported,
+             std::string("opcode ") + b +
+                 (op >= 0x20 && op < 0x7f ? std::string(" ('") + char(op) + "')" : "") +
+                 " is not allowed in a torch state dict");
       }
     }
   }

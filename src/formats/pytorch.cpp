@@ -33,7 +33,8 @@ std::string shape_str(const std::vector<uint64_t>& s) {
 }  // namespace
 
 bool is_legacy_torch_file(std::span<const std::byte> b) {
-  return b.size() >= sizeof kLegacyMagic && std::memcmp(b.data(), kLegacyMagic, sizeof kLegacyMagic) == 0;
+  return b.size() >= sizeof kLegacyMagic &&
+         std::memcmp(b.data(), kLegacyMagic, sizeof kLegacyMagic) == 0;
 }
 
 TorchCheckpoint TorchCheckpoint::open(const std::string& path) {
@@ -47,12 +48,15 @@ TorchCheckpoint TorchCheckpoint::from_bytes(std::shared_ptr<const void> owner,
                                             const std::string& name) {
   if (is_legacy_torch_file(bytes))
     throw Error(ErrorCode::kUnsupported,
-                name + ": legacy (pre-1.6, non-zip) PyTorch format. Convert it with PyTorch: "
-                       "python3 -c \"import torch; torch.save(torch.load('" + name +
-                       "', map_location='cpu'), 'converted.bin')\" (only for files you trust: "
-                       "torch.load runs the pickle)");
+                name +
+                    ": legacy (pre-1.6, non-zip) PyTorch format. Convert it with PyTorch: "
+                    "python3 -c \"import torch; torch.save(torch.load('" +
+                    name +
+                    "', map_location='cpu'), 'converted.bin')\" (only for files you trust: "
+                    "torch.load runs the pickle)");
   if (!looks_like_zip(bytes))
-    throw Error(ErrorCode::kCorrupt, name + ": not a PyTorch zip checkpoint (no \"PK\\3\\4\" at byte 0)");
+    throw Error(ErrorCode::kCorrupt,
+                name + ": not a PyTorch zip checkpoint (no \"PK\\3\\4\" at byte 0)");
   TorchCheckpoint c;
   c.owner_ = std::move(owner);
   c.bytes_ = bytes;
@@ -67,12 +71,16 @@ TorchCheckpoint TorchCheckpoint::from_bytes(std::shared_ptr<const void> owner,
       break;
     }
   }
-  if (!pkl) throw Error(ErrorCode::kCorrupt, name + ": zip archive has no <archive>/data.pkl entry (not a torch.save checkpoint)");
+  if (!pkl)
+    throw Error(
+        ErrorCode::kCorrupt,
+        name + ": zip archive has no <archive>/data.pkl entry (not a torch.save checkpoint)");
   if (const ZipEntry* bo = c.zip_.find(c.prefix_ + "byteorder")) {
     auto d = c.zip_.data(*bo);
     std::string order(reinterpret_cast<const char*>(d.data()), d.size());
     if (order != "little")
-      throw Error(ErrorCode::kUnsupported, name + ": byteorder is '" + order.substr(0, 16) + "' (only little-endian checkpoints are supported)");
+      throw Error(ErrorCode::kUnsupported, name + ": byteorder is '" + order.substr(0, 16) +
+                                               "' (only little-endian checkpoints are supported)");
   }
   PickleRef root = unpickle_torch(c.zip_.data_checked(*pkl), name + ":" + pkl->name);
   if (root->kind != PickleKind::kDict)
@@ -113,30 +121,33 @@ TorchCheckpoint TorchCheckpoint::from_bytes(std::shared_ptr<const void> owner,
       size_t es = elem_size(t.dtype);
       auto need = checked_mul(t.storage_numel, es);
       if (!need || *need > e->size)
-        throw Error(ErrorCode::kCorrupt, where + ": storage '" + t.storage_key + "' has " +
-                                             std::to_string(t.storage_numel) + " x " +
-                                             std::to_string(es) + "-byte elements but its entry holds " +
-                                             std::to_string(e->size) + " bytes");
+        throw Error(ErrorCode::kCorrupt,
+                    where + ": storage '" + t.storage_key + "' has " +
+                        std::to_string(t.storage_numel) + " x " + std::to_string(es) +
+                        "-byte elements but its entry holds " + std::to_string(e->size) + " bytes");
       c.zip_.data(*e);  // throws for a compressed entry
       // Furthest element: offset + sum((shape_i - 1) * stride_i); empty tensors reach nothing.
       bool empty = false;
       uint64_t last = t.storage_offset;
       bool ok = true;
       for (size_t d = 0; d < t.shape.size(); ++d) {
-        if (t.shape[d] == 0) empty = true;
+        if (t.shape[d] == 0)
+          empty = true;
         else {
           auto m = checked_mul(t.shape[d] - 1, t.stride[d]);
           auto s = m ? checked_add(last, *m) : std::nullopt;
-          if (!s) ok = false;
-          else last = *s;
+          if (!s)
+            ok = false;
+          else
+            last = *s;
         }
       }
       if (!ok || (empty ? t.storage_offset > t.storage_numel : last >= t.storage_numel))
-        throw Error(ErrorCode::kCorrupt,
-                    where + " (offset " + std::to_string(t.storage_offset) + ", shape " +
-                        shape_str(t.shape) + ", stride " + shape_str(t.stride) +
-                        ") reaches beyond its storage of " + std::to_string(t.storage_numel) +
-                        " elements");
+        throw Error(ErrorCode::kCorrupt, where + " (offset " + std::to_string(t.storage_offset) +
+                                             ", shape " + shape_str(t.shape) + ", stride " +
+                                             shape_str(t.stride) +
+                                             ") reaches beyond its storage of " +
+                                             std::to_string(t.storage_numel) + " elements");
       uint64_t expect = 1;
       for (size_t d = t.shape.size(); d-- > 0;) {
         if (t.shape[d] != 1 && t.stride[d] != expect) t.contiguous = false;
@@ -162,7 +173,8 @@ bool TorchCheckpoint::same_storage(const TorchTensorInfo& a, const TorchTensorIn
 std::vector<std::string> TorchCheckpoint::matrix_candidates() const {
   std::vector<std::string> out;
   for (const TorchTensorInfo& t : tensors_)
-    if (t.shape.size() == 2 && (t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64"))
+    if (t.shape.size() == 2 &&
+        (t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64"))
       out.push_back(t.name);
   return out;
 }
@@ -173,8 +185,8 @@ LoadedEmbeddings TorchCheckpoint::load_matrix(const std::string& name) const {
     std::string have;
     auto cands = matrix_candidates();
     for (size_t k = 0; k < cands.size() && k < 10; ++k) have += (k ? ", " : "") + cands[k];
-    throw Error(ErrorCode::kNotFound, path_ + ": no tensor '" + name + "' (2-D tensors: " +
-                                          (have.empty() ? "none" : have) +
+    throw Error(ErrorCode::kNotFound, path_ + ": no tensor '" + name +
+                                          "' (2-D tensors: " + (have.empty() ? "none" : have) +
                                           (cands.size() > 10 ? ", ..." : "") + ")");
   }
   if (t->shape.size() != 2)
@@ -207,9 +219,10 @@ LoadedEmbeddings TorchCheckpoint::load_matrix(const std::string& name) const {
   // (broadcast) view could name more elements than its storage holds: refuse to expand it.
   auto n_el = checked_mul(rows, dim);
   if (!n_el || *n_el > t->storage_numel)
-    throw Error(ErrorCode::kUnsupported, path_ + ": tensor '" + name + "' shape " +
-                                             shape_str(t->shape) + " has more elements than its storage (" +
-                                             std::to_string(t->storage_numel) + "): broadcast views are not loaded");
+    throw Error(ErrorCode::kUnsupported,
+                path_ + ": tensor '" + name + "' shape " + shape_str(t->shape) +
+                    " has more elements than its storage (" + std::to_string(t->storage_numel) +
+                    "): broadcast views are not loaded");
   auto at = [&](size_t r, size_t c) { return first + (r * t->stride[0] + c * t->stride[1]) * es; };
   if (t->dtype == "F32" || t->dtype == "F64") {
     std::vector<float> v(rows * dim);

@@ -21,8 +21,8 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-using nlohmann::json;
 using detail::quote_for_message;
+using nlohmann::json;
 
 [[noreturn]] void corrupt(const std::string& msg) { throw Error(ErrorCode::kCorrupt, msg); }
 [[noreturn]] void bad_arg(const std::string& msg) { throw Error(ErrorCode::kInvalidArgument, msg); }
@@ -46,13 +46,14 @@ std::string json_str(const json& v) {
 // uint64 (exact beyond 2^53); negatives, fractions, exponents and literals above 2^64-1 come
 // out as other number types and are rejected here.
 std::vector<uint64_t> read_u64_array(const json& v, const std::string& where) {
-  if (!v.is_array()) corrupt(where + " is " + json_str(v) + ", expected an array of unsigned integers");
+  if (!v.is_array())
+    corrupt(where + " is " + json_str(v) + ", expected an array of unsigned integers");
   std::vector<uint64_t> out;
   out.reserve(v.size());  // bounded by the header text, already in memory
   for (size_t i = 0; i < v.size(); ++i) {
     const json& x = v[i];
     if (!x.is_number_unsigned()) {
-      std::string why = x.is_number_integer()  ? "negative"
+      std::string why = x.is_number_integer() ? "negative"
                         : x.is_number_float() ? "not an integer literal (floats, exponents and "
                                                 "values above 2^64-1 are not allowed)"
                                               : "not a number";
@@ -69,10 +70,10 @@ struct DtypeBits {
   int bits;
 };
 constexpr DtypeBits kDtypes[] = {
-    {"BOOL", 8},    {"U8", 8},       {"I8", 8},          {"F8_E5M2", 8},     {"F8_E4M3", 8},
-    {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F4", 4},        {"F6_E2M3", 6},
-    {"F6_E3M2", 6}, {"I16", 16},     {"U16", 16},        {"F16", 16},        {"BF16", 16},
-    {"I32", 32},    {"U32", 32},     {"F32", 32},        {"I64", 64},        {"U64", 64},
+    {"BOOL", 8},    {"U8", 8},          {"I8", 8},          {"F8_E5M2", 8}, {"F8_E4M3", 8},
+    {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F4", 4},      {"F6_E2M3", 6},
+    {"F6_E3M2", 6}, {"I16", 16},        {"U16", 16},        {"F16", 16},    {"BF16", 16},
+    {"I32", 32},    {"U32", 32},        {"F32", 32},        {"I64", 64},    {"U64", 64},
     {"F64", 64},    {"C64", 64},
 };
 
@@ -206,11 +207,11 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const void> owner,
     const std::string offs = "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
     // S16, S17
     if (t.begin != running) {
-      if (!prev)
-        corrupt(where + " data_offsets " + offs + ": the first tensor must begin at 0");
+      if (!prev) corrupt(where + " data_offsets " + offs + ": the first tensor must begin at 0");
       if (t.begin < running)
-        corrupt(where + " data_offsets " + offs + " overlap tensor " + quote_for_message(prev->name) +
-                " which ends at " + std::to_string(running) + " (tensors must not share bytes)");
+        corrupt(where + " data_offsets " + offs + " overlap tensor " +
+                quote_for_message(prev->name) + " which ends at " + std::to_string(running) +
+                " (tensors must not share bytes)");
       corrupt(where + " data_offsets " + offs + ": begin expected " + std::to_string(running) +
               " (end of " + quote_for_message(prev->name) + "), a gap of " +
               std::to_string(t.begin - running) + " bytes");
@@ -290,7 +291,8 @@ void read_vocab(const SafetensorsFile& f, size_t n_rows, LoadedEmbeddings& e) {
   need(tb, "U8");
   need(to, "I64");
   if (to->shape[0] != uint64_t(n_rows) + 1) {
-    e.warnings.push_back(p + ": vocabulary has " + std::to_string(to->shape[0] - (to->shape[0] > 0)) +
+    e.warnings.push_back(p + ": vocabulary has " +
+                         std::to_string(to->shape[0] - (to->shape[0] > 0)) +
                          " entries but tensor " + quote_for_message(e.tensor) + " has " +
                          std::to_string(n_rows) + " rows; vocabulary ignored");
     return;
@@ -310,9 +312,10 @@ void read_vocab(const SafetensorsFile& f, size_t n_rows, LoadedEmbeddings& e) {
   for (size_t i = 0; i < n_rows; ++i) {
     int64_t next = off_at(i + 1);
     if (next < prev || uint64_t(next) > bytes.size())
-      corrupt(p + ": " + std::string(kVocabOffsetsTensor) + "[" + std::to_string(i + 1) + "] = " +
-              std::to_string(next) + " is out of order or beyond the " +
-              std::to_string(bytes.size()) + " token bytes (previous " + std::to_string(prev) + ")");
+      corrupt(p + ": " + std::string(kVocabOffsetsTensor) + "[" + std::to_string(i + 1) +
+              "] = " + std::to_string(next) + " is out of order or beyond the " +
+              std::to_string(bytes.size()) + " token bytes (previous " + std::to_string(prev) +
+              ")");
     v.add(std::string(reinterpret_cast<const char*>(bytes.data()) + prev, size_t(next - prev)));
     prev = next;
   }
@@ -331,8 +334,8 @@ void read_vocab(const SafetensorsFile& f, size_t n_rows, LoadedEmbeddings& e) {
       int64_t c;
       std::memcpy(&c, cb.data() + 8 * i, 8);
       if (c < 0)
-        corrupt(p + ": " + std::string(kVocabCountsTensor) + "[" + std::to_string(i) + "] = " +
-                std::to_string(c) + " is negative");
+        corrupt(p + ": " + std::string(kVocabCountsTensor) + "[" + std::to_string(i) +
+                "] = " + std::to_string(c) + " is negative");
       counts[i] = uint64_t(c);
     }
     v.set_counts(std::move(counts));
@@ -352,9 +355,9 @@ LoadedEmbeddings SafetensorsFile::load_matrix(const std::string& tensor_name) co
   }
   const std::string where = path_ + ": tensor " + quote_for_message(t->name);
   if (t->shape.size() != 2)
-    throw Error(ErrorCode::kInvalidArgument,
-                where + " has shape " + shape_str(t->shape) + " (" +
-                    std::to_string(t->shape.size()) + "-D); an embedding matrix must be 2-D");
+    throw Error(ErrorCode::kInvalidArgument, where + " has shape " + shape_str(t->shape) + " (" +
+                                                 std::to_string(t->shape.size()) +
+                                                 "-D); an embedding matrix must be 2-D");
   const uint64_t rows = t->shape[0], dim = t->shape[1];
   check_table_shape(where, rows, dim);
   // A [0, huge] tensor has no bytes, but rows x dim would still overflow in row arithmetic.
@@ -421,8 +424,7 @@ void save_safetensors(const std::string& path, std::span<const SafetensorsWriteT
   for (const auto& t : tensors) {
     const std::string where = p + ": tensor " + quote_for_message(t.name);
     // S27
-    if (t.name == "__metadata__")
-      bad_arg(where + ": the name is reserved for the metadata block");
+    if (t.name == "__metadata__") bad_arg(where + ": the name is reserved for the metadata block");
     if (size_t z = t.name.find('\0'); z != std::string::npos)
       bad_arg(where + " has a NUL character at position " + std::to_string(z) + " of its name");
     if (detail::find_invalid_utf8(t.name) != detail::kValidUtf8)
@@ -467,8 +469,9 @@ LoadedEmbeddings load_safetensors_embeddings(const std::string& path, const Load
     if (c.empty()) {
       std::vector<std::string> all;
       for (const auto& t : f.tensors()) all.push_back(t.name + " " + shape_str(t.shape));
-      throw Error(ErrorCode::kNotFound,
-                  path + ": no 2-D tensor to use as an embedding matrix; tensors: " + list_names(all));
+      throw Error(
+          ErrorCode::kNotFound,
+          path + ": no 2-D tensor to use as an embedding matrix; tensors: " + list_names(all));
     }
     if (c.size() > 1)
       throw Error(ErrorCode::kInvalidArgument,
@@ -485,7 +488,9 @@ void save_safetensors_embeddings(const std::string& path, const EmbeddingTable& 
   if (name.rfind("embedscope.vocab.", 0) == 0)
     bad_arg(path + ": tensor name " + quote_for_message(name) + " is reserved for the vocabulary");
   std::vector<SafetensorsWriteTensor> ts;
-  ts.push_back({name, std::string(dtype_name(table.dtype())), {table.n_rows(), table.dim()},
+  ts.push_back({name,
+                std::string(dtype_name(table.dtype())),
+                {table.n_rows(), table.dim()},
                 {table.data(), table.byte_size()}});
   std::string bytes;
   std::vector<int64_t> offs, counts;
@@ -506,7 +511,8 @@ void save_safetensors_embeddings(const std::string& path, const EmbeddingTable& 
     ts.push_back({std::string(kVocabOffsetsTensor), "I64", {offs.size()}, as_bytes(offs)});
     if (vocab->has_counts()) {
       for (uint64_t c : vocab->counts()) {
-        if (c > uint64_t(INT64_MAX)) bad_arg(path + ": count " + std::to_string(c) + " exceeds I64");
+        if (c > uint64_t(INT64_MAX))
+          bad_arg(path + ": count " + std::to_string(c) + " exceeds I64");
         counts.push_back(int64_t(c));
       }
       ts.push_back({std::string(kVocabCountsTensor), "I64", {counts.size()}, as_bytes(counts)});

@@ -56,8 +56,8 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
   auto rec_min = vec_bytes ? checked_add(*vec_bytes, 1) : std::nullopt;
   auto need = rec_min ? checked_mul(*rec_min, h.n) : std::nullopt;
   if (!need || *need > remain)
-    fail(path + ": header declares " + std::to_string(h.n) + " vectors x " +
-         std::to_string(h.dim) + " float32 values, which needs at least " +
+    fail(path + ": header declares " + std::to_string(h.n) + " vectors x " + std::to_string(h.dim) +
+         " float32 values, which needs at least " +
          (need ? std::to_string(*need) + " bytes" : std::string("more than 2^64 bytes")) +
          " and exceeds the file size: only " + std::to_string(remain) +
          " bytes follow the header (file truncated?)");
@@ -87,8 +87,8 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
     if (!sp) {
       if (size - pos > kMaxWordBytes)
         fail(path + ": vector " + std::to_string(r + 1) + ": word at byte offset " +
-             std::to_string(pos) + " is longer than the limit of " +
-             std::to_string(kMaxWordBytes) + " bytes (no space found)");
+             std::to_string(pos) + " is longer than the limit of " + std::to_string(kMaxWordBytes) +
+             " bytes (no space found)");
       fail(path + ": vector " + std::to_string(r + 1) + ": word at byte offset " +
            std::to_string(pos) + " has no terminating space before the end of the file" +
            " (expected " + std::to_string(n) + " vectors, found " + std::to_string(r) +
@@ -98,8 +98,8 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
     std::string_view word(data + pos, word_end - pos);
     size_t vec_at = word_end + 1;
     if (!in_bounds(vec_at, row_bytes, size))
-      fail(path + ": vector " + std::to_string(r + 1) + " (" + excerpt(word) +
-           ") at byte offset " + std::to_string(vec_at) + " needs " + std::to_string(row_bytes) +
+      fail(path + ": vector " + std::to_string(r + 1) + " (" + excerpt(word) + ") at byte offset " +
+           std::to_string(vec_at) + " needs " + std::to_string(row_bytes) +
            " bytes of float32 data but only " + std::to_string(size - vec_at) +
            " remain (file truncated mid-vector?)");
     float* row = values.get() + n_rows * dim;
@@ -149,16 +149,17 @@ LoadedEmbeddings load_word2vec_binary(const std::string& path, const LoadOptions
   if (n_bad_utf8) {
     std::string w = path + ": " + std::to_string(n_bad_utf8) +
                     " words were not valid UTF-8; invalid bytes replaced by U+FFFD (first at byte "
-                    "offset " + std::to_string(first_bad_utf8_offset) +
+                    "offset " +
+                    std::to_string(first_bad_utf8_offset) +
                     "; strict UTF-8 mode rejects such files)";
     out.warnings.push_back(w);
     log_warning(w);
   }
   if (n_duplicates) {
-    std::string w = path + ": " + std::to_string(n_duplicates) +
-                    " duplicate words dropped, first occurrence kept (first: " +
-                    excerpt(first_duplicate) + " at byte offset " +
-                    std::to_string(first_duplicate_offset) + ")";
+    std::string w =
+        path + ": " + std::to_string(n_duplicates) +
+        " duplicate words dropped, first occurrence kept (first: " + excerpt(first_duplicate) +
+        " at byte offset " + std::to_string(first_duplicate_offset) + ")";
     out.warnings.push_back(w);
     log_warning(w);
   }

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <new>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "embedscope/core/error.h"
 
@@ -80,8 +80,10 @@ LineShape line_shape(std::string_view line) {
     while (i > 0 && line[i - 1] != ' ') --i;
     ++s.n_fields;
     if (numeric_run) {
-      if (is_number(line.data() + i, line.data() + end)) ++s.n_trailing_numbers;
-      else numeric_run = false;
+      if (is_number(line.data() + i, line.data() + end))
+        ++s.n_trailing_numbers;
+      else
+        numeric_run = false;
     }
   }
   return s;
@@ -118,18 +120,21 @@ Header parse_header(const std::string& path, std::string_view line) {
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(b, e, v);
     if (!f.empty() && f[0] == '-')
-      throw Error(ErrorCode::kCorrupt, path + ": line 1: header " + names[i] + " is negative: " +
-                                           excerpt(f) + " (expected \"N DIM\", two positive integers)");
+      throw Error(ErrorCode::kCorrupt, path + ": line 1: header " + names[i] +
+                                           " is negative: " + excerpt(f) +
+                                           " (expected \"N DIM\", two positive integers)");
     if (ec == std::errc::result_out_of_range)
       throw Error(ErrorCode::kCorrupt, path + ": line 1: header " + names[i] + " " + excerpt(f) +
                                            " is out of range (limit 2^64-1)");
     if (ec != std::errc() || end != e)
-      throw Error(ErrorCode::kCorrupt, path + ": line 1: header " + names[i] + " " + excerpt(f) +
-                                           " is not an integer (expected \"N DIM\", two positive integers)");
+      throw Error(ErrorCode::kCorrupt,
+                  path + ": line 1: header " + names[i] + " " + excerpt(f) +
+                      " is not an integer (expected \"N DIM\", two positive integers)");
     *vals[i] = v;
   }
   if (h.n == 0)
-    throw Error(ErrorCode::kCorrupt, path + ": line 1: header declares 0 vectors: no vectors to load");
+    throw Error(ErrorCode::kCorrupt,
+                path + ": line 1: header declares 0 vectors: no vectors to load");
   if (h.dim == 0)
     throw Error(ErrorCode::kCorrupt,
                 path + ": line 1: header declares dimension 0 (DIM must be at least 1)");
@@ -147,13 +152,20 @@ size_t utf8_invalid_offset(std::string_view s) {
     }
     size_t need;
     unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte (Unicode table 3-7)
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEF) need = 2, hi = (c == 0xED ? 0x9F : 0xBF);
-    else if (c == 0xF0) need = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;
-    else return i;
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c == 0xE0)
+      need = 2, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEF)
+      need = 2, hi = (c == 0xED ? 0x9F : 0xBF);
+    else if (c == 0xF0)
+      need = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      need = 3;
+    else if (c == 0xF4)
+      need = 3, hi = 0x8F;
+    else
+      return i;
     for (size_t k = 1; k <= need; ++k) {
       if (i + k >= n) return i;
       unsigned b = p[i + k];
@@ -180,12 +192,18 @@ std::string utf8_replace(std::string_view s) {
     }
     size_t need;
     unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEF) need = 2, hi = (c == 0xED ? 0x9F : 0xBF);
-    else if (c == 0xF0) need = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c == 0xE0)
+      need = 2, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEF)
+      need = 2, hi = (c == 0xED ? 0x9F : 0xBF);
+    else if (c == 0xF0)
+      need = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      need = 3;
+    else if (c == 0xF4)
+      need = 3, hi = 0x8F;
     else {
       out += kReplacement;  // a byte that cannot start a sequence
       ++i;
@@ -200,8 +218,10 @@ std::string utf8_replace(std::string_view s) {
       unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
       if (b < l || b > h) break;
     }
-    if (k > need) out.append(s.substr(i, need + 1));
-    else out += kReplacement;
+    if (k > need)
+      out.append(s.substr(i, need + 1));
+    else
+      out += kReplacement;
     i += k;
   }
   return out;

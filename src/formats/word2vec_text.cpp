@@ -44,16 +44,15 @@ class LineCursor {
     if (nl) {
       len = size_t(static_cast<const char*>(nl) - (data_ + pos_));
     } else if (avail > kMaxLineBytes) {
-      fail(*path_ + ": line " + std::to_string(line_no_) + " (byte offset " +
-           std::to_string(pos_) + ") is longer than the limit of " +
-           std::to_string(kMaxLineBytes) + " bytes");
+      fail(*path_ + ": line " + std::to_string(line_no_) + " (byte offset " + std::to_string(pos_) +
+           ") is longer than the limit of " + std::to_string(kMaxLineBytes) + " bytes");
     } else {
       len = avail;  // last line without a final newline
     }
     if (len > kMaxLineBytes)
-      fail(*path_ + ": line " + std::to_string(line_no_) + " (byte offset " +
-           std::to_string(pos_) + ") is " + std::to_string(len) +
-           " bytes long, more than the limit of " + std::to_string(kMaxLineBytes) + " bytes");
+      fail(*path_ + ": line " + std::to_string(line_no_) + " (byte offset " + std::to_string(pos_) +
+           ") is " + std::to_string(len) + " bytes long, more than the limit of " +
+           std::to_string(kMaxLineBytes) + " bytes");
     *line = w2v::rstrip_line(std::string_view(data_ + pos_, len));
     pos_ += len + (nl ? 1 : 0);
     return true;
@@ -126,8 +125,7 @@ std::string where(const RowContext& c, size_t line_no, const char* p) {
 
 // Parses one row: the vector is the last c.dim fields, the word everything before the space
 // that precedes them. Writes c.dim floats to out; returns the word's bytes.
-std::string_view parse_row(const RowContext& c, std::string_view line, size_t line_no,
-                           float* out) {
+std::string_view parse_row(const RowContext& c, std::string_view line, size_t line_no, float* out) {
   const char* b = line.data();
   const char* e = b + line.size();
   // Fast path: "word v1 v2 ... vDIM" with a space-free word (nearly every real line).
@@ -157,8 +155,8 @@ std::string_view parse_row(const RowContext& c, std::string_view line, size_t li
   // say how many values the line holds.
   size_t n_fields = 0, n_trailing = 0;
   bool numeric_run = true;
-  const char* vstart = nullptr;            // first byte of the dim-th field from the right
-  const char* before_b = nullptr;          // the field just before the vector
+  const char* vstart = nullptr;    // first byte of the dim-th field from the right
+  const char* before_b = nullptr;  // the field just before the vector
   const char* before_e = nullptr;
   size_t i = line.size();
   while (i > 0) {
@@ -170,8 +168,10 @@ std::string_view parse_row(const RowContext& c, std::string_view line, size_t li
     if (n_fields == c.dim) vstart = b + i;
     if (n_fields == c.dim + 1) before_b = b + i, before_e = b + end;
     if (numeric_run) {
-      if (w2v::is_number(b + i, b + end)) ++n_trailing;
-      else numeric_run = false;
+      if (w2v::is_number(b + i, b + end))
+        ++n_trailing;
+      else
+        numeric_run = false;
     }
   }
   if (n_fields < c.dim || vstart == b) fail_count(c, line_no, b, n_fields ? n_fields - 1 : 0);
@@ -279,7 +279,8 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
       if (line.empty()) {
         if (cur.rest_is_blank()) break;
         fail(path + ": line " + std::to_string(cur.line_no()) + " (byte offset " +
-             std::to_string(cur.line_start()) + ") is empty; blank lines are allowed only at the end");
+             std::to_string(cur.line_start()) +
+             ") is empty; blank lines are allowed only at the end");
       }
       if (line.size() < 2 * dim) {
         // Too short for DIM values (" v" each): parse it now for its precise error, and stop,
@@ -331,8 +332,7 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
       }
     }
   };
-  size_t threads = n_threads ? n_threads
-                             : (size > (size_t(1) << 20) ? process_threads() : 1);
+  size_t threads = n_threads ? n_threads : (size > (size_t(1) << 20) ? process_threads() : 1);
   threads = std::max<size_t>(1, std::min<size_t>(threads, (n + 255) / 256));
   std::vector<Failure> failures(threads);
   if (threads == 1) {
@@ -394,17 +394,18 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
   }
 
   if (n_bad_utf8) {
-    std::string w = path + ": " + std::to_string(n_bad_utf8) +
-                    " words were not valid UTF-8; invalid bytes replaced by U+FFFD (first on line " +
-                    std::to_string(first_bad_utf8_line) + "; strict UTF-8 mode rejects such files)";
+    std::string w =
+        path + ": " + std::to_string(n_bad_utf8) +
+        " words were not valid UTF-8; invalid bytes replaced by U+FFFD (first on line " +
+        std::to_string(first_bad_utf8_line) + "; strict UTF-8 mode rejects such files)";
     out.warnings.push_back(w);
     log_warning(w);
   }
   if (n_duplicates) {
-    std::string w = path + ": " + std::to_string(n_duplicates) +
-                    " duplicate words dropped, first occurrence kept (first: " +
-                    excerpt(first_duplicate) + " on line " + std::to_string(first_duplicate_line) +
-                    ")";
+    std::string w =
+        path + ": " + std::to_string(n_duplicates) +
+        " duplicate words dropped, first occurrence kept (first: " + excerpt(first_duplicate) +
+        " on line " + std::to_string(first_duplicate_line) + ")";
     out.warnings.push_back(w);
     log_warning(w);
   }

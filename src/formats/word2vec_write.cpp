@@ -38,7 +38,8 @@ void check_word_common(const std::string& path, size_t row, const std::string& w
     refuse(path + ": " + row_name(row, word) + " is " + std::to_string(word.size()) +
            " bytes long, more than the limit of " + std::to_string(kMaxWordBytes));
   if (word.find('\n') != std::string::npos)
-    refuse(path + ": " + row_name(row, word) + " contains a newline, which word2vec files cannot hold");
+    refuse(path + ": " + row_name(row, word) +
+           " contains a newline, which word2vec files cannot hold");
 }
 
 std::string header_line(const EmbeddingTable& table) {
@@ -54,7 +55,8 @@ void save_word2vec_text(const std::string& path, const EmbeddingTable& table,
     const std::string& w = vocab.token(TokenId(r));
     check_word_common(path, r, w);
     if (w.find('\r') != std::string::npos)
-      refuse(path + ": " + row_name(r, w) + " contains a carriage return, which text files cannot hold");
+      refuse(path + ": " + row_name(r, w) +
+             " contains a carriage return, which text files cannot hold");
     // The reader takes the last DIM fields as the vector; a word ending in a number after a
     // space ("a 5") would read back as an extra value.
     std::string_view sv = w2v::rstrip_line(w);
@@ -93,7 +95,8 @@ void save_word2vec_binary(const std::string& path, const EmbeddingTable& table,
   for (size_t r = 0; r < vocab.size(); ++r) {
     const std::string& w = vocab.token(TokenId(r));
     if (w.find(' ') != std::string::npos)
-      refuse(path + ": " + row_name(r, w) + " contains a space, which ends a word in binary word2vec");
+      refuse(path + ": " + row_name(r, w) +
+             " contains a space, which ends a word in binary word2vec");
     if (w.size() > kMaxWordBytes)
       refuse(path + ": " + row_name(r, w) + " is " + std::to_string(w.size()) +
              " bytes long, more than the limit of " + std::to_string(kMaxWordBytes));

@@ -52,7 +52,10 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
     throw Error(ErrorCode::kCorrupt,
                 name + ": zip " + what + " (at byte offset " + std::to_string(at) + ")");
   };
-  if (n < 22) fail("file too small for an end-of-central-directory record (" + std::to_string(n) + " bytes, need 22)", 0);
+  if (n < 22)
+    fail("file too small for an end-of-central-directory record (" + std::to_string(n) +
+             " bytes, need 22)",
+         0);
   // The end record is the last 22 bytes plus a comment of up to 65535 bytes: scan backwards.
   uint64_t eocd = UINT64_MAX;
   for (uint64_t k = n - 22 + 1; k-- > 0;) {
@@ -71,9 +74,11 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
   if (n_entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
     if (eocd < 20) fail("zip64 locator missing before the end record", eocd);
     uint64_t loc = eocd - 20;
-    if (load_le<uint32_t>(p + loc) != kZip64LocatorSig) fail("zip64 locator signature missing", loc);
+    if (load_le<uint32_t>(p + loc) != kZip64LocatorSig)
+      fail("zip64 locator signature missing", loc);
     uint64_t z64 = load_le<uint64_t>(p + loc + 8);
-    if (!in_bounds(z64, 56, loc)) fail("zip64 end record offset " + std::to_string(z64) + " out of bounds", loc + 8);
+    if (!in_bounds(z64, 56, loc))
+      fail("zip64 end record offset " + std::to_string(z64) + " out of bounds", loc + 8);
     if (load_le<uint32_t>(p + z64) != kZip64EndSig) fail("zip64 end record signature missing", z64);
     disk = uint16_t(load_le<uint32_t>(p + z64 + 16));
     cd_disk = uint16_t(load_le<uint32_t>(p + z64 + 20));
@@ -104,12 +109,15 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
     e.crc32 = load_le<uint32_t>(p + pos + 16);
     e.compressed_size = load_le<uint32_t>(p + pos + 20);
     e.size = load_le<uint32_t>(p + pos + 24);
-    uint64_t name_len = load_le<uint16_t>(p + pos + 28), extra_len = load_le<uint16_t>(p + pos + 30),
+    uint64_t name_len = load_le<uint16_t>(p + pos + 28),
+             extra_len = load_le<uint16_t>(p + pos + 30),
              comment_len = load_le<uint16_t>(p + pos + 32);
     e.header_offset = load_le<uint32_t>(p + pos + 42);
     uint64_t var = name_len + extra_len + comment_len;
     if (var > cd_end - pos - 46)
-      fail("central directory entry " + std::to_string(k) + " name/extra/comment run past the directory", pos);
+      fail("central directory entry " + std::to_string(k) +
+               " name/extra/comment run past the directory",
+           pos);
     e.name.assign(reinterpret_cast<const char*>(p + pos + 46), name_len);
     if (flags & 1) fail("entry '" + e.name + "' is encrypted", pos);
     // zip64 extra field: only the fields that overflowed are present, in this order.
@@ -148,8 +156,8 @@ ZipArchive ZipArchive::open(std::span<const std::byte> bytes, const std::string&
                std::to_string(cd_offset) + " bytes): file truncated?",
            e.header_offset);
     if (e.method == 0 && e.compressed_size != e.size)
-      fail("stored entry '" + e.name + "' has compressed size " + std::to_string(e.compressed_size) +
-               " != size " + std::to_string(e.size),
+      fail("stored entry '" + e.name + "' has compressed size " +
+               std::to_string(e.compressed_size) + " != size " + std::to_string(e.size),
            pos);
     auto [it, fresh] = seen.emplace(e.name, z.entries_.size());
     if (!fresh) fail("duplicate entry name '" + e.name + "'", pos);

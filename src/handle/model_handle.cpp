@@ -19,11 +19,13 @@ BpeTokenizer tokenizer_from_path(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     if (auto t = BpeTokenizer::find_in_dir(path)) return std::move(*t);
-    throw Error(ErrorCode::kNotFound, path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
+    throw Error(ErrorCode::kNotFound,
+                path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
   }
   if (!std::filesystem::exists(path, ec))
     throw Error(ErrorCode::kInvalidArgument,
-                "--tokenizer '" + path + "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
+                "--tokenizer '" + path +
+                    "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
   return BpeTokenizer::from_tokenizer_json(path);
 }
 
@@ -32,7 +34,8 @@ BpeTokenizer tokenizer_from_path(const std::string& path) {
 TokenizerPlan plan_tokenizer(const Model& m, std::string_view choice) {
   if (choice == "none") return {};
   if (choice != "auto") return {"flag", std::string(choice)};
-  if (auto it = m.emb.metadata.find("embedscope.tokenizer"); it != m.emb.metadata.end() && it->second == "gpt2")
+  if (auto it = m.emb.metadata.find("embedscope.tokenizer");
+      it != m.emb.metadata.end() && it->second == "gpt2")
     return {"metadata", "gpt2"};
   if (!m.dir.empty() && !m.tokenizer_files.empty()) {
     std::string files;
@@ -57,7 +60,8 @@ TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
     c.source = "flag";
     return c;
   }
-  if (auto it = m.emb.metadata.find("embedscope.tokenizer"); it != m.emb.metadata.end() && it->second == "gpt2") {
+  if (auto it = m.emb.metadata.find("embedscope.tokenizer");
+      it != m.emb.metadata.end() && it->second == "gpt2") {
     c.tokenizer = BpeTokenizer::gpt2_default();
     c.source = "metadata";
     return c;
@@ -99,11 +103,13 @@ ModelHandle::ModelHandle(Model model, HandleOptions options, bool is_default)
     struct stat st;
     if (::stat(t.c_str(), &st) != 0)
       throw Error(ErrorCode::kInvalidArgument,
-                  "--tokenizer '" + t + "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
+                  "--tokenizer '" + t +
+                      "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
   }
 }
 
-std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref, const HandleOptions& options) {
+std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref,
+                                               const HandleOptions& options) {
   if (!ref.empty()) return from_model(load_model(ref, options.model), options, false);
   std::string path = ensure_default_model(options.progress);
   Model m = load_model(path, options.model);
@@ -116,7 +122,8 @@ std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref) {
   return open(ref, kDefaults);
 }
 
-std::shared_ptr<ModelHandle> ModelHandle::from_model(Model model, const HandleOptions& options, bool is_default) {
+std::shared_ptr<ModelHandle> ModelHandle::from_model(Model model, const HandleOptions& options,
+                                                     bool is_default) {
   return std::shared_ptr<ModelHandle>(new ModelHandle(std::move(model), options, is_default));
 }
 
@@ -152,8 +159,8 @@ const WordLookup& ModelHandle::words() const {
   return *words_;
 }
 
-std::shared_ptr<void> ModelHandle::resource_any(const std::string& key,
-                                                const std::function<std::shared_ptr<void>()>& build) const {
+std::shared_ptr<void> ModelHandle::resource_any(
+    const std::string& key, const std::function<std::shared_ptr<void>()>& build) const {
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard<std::mutex> lock(slots_mu_);

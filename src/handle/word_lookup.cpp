@@ -45,9 +45,9 @@ std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
     r.how = std::move(how);
     for (TokenId id : r.ids) {
       if (id < 0 || size_t(id) >= n_rows_)
-        throw Error(ErrorCode::kOutOfRange, "'" + r.query + "' maps to row " +
-                                                std::to_string(id) + ", beyond the " +
-                                                std::to_string(n_rows_) + " searchable rows");
+        throw Error(ErrorCode::kOutOfRange, "'" + r.query + "' maps to row " + std::to_string(id) +
+                                                ", beyond the " + std::to_string(n_rows_) +
+                                                " searchable rows");
       r.pieces.push_back(display(id));
       r.exclude.push_back(id);
     }

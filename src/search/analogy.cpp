@@ -52,8 +52,8 @@ std::vector<ExpressionTerm> parse_expression(std::string_view e) {
     while (i < e.size() && std::isspace(static_cast<unsigned char>(e[i]))) ++i;
   };
   auto fail = [&](const std::string& what) {
-    throw Error(ErrorCode::kInvalidArgument, "expression \"" + std::string(e) + "\": " + what +
-                                                 " at byte " + std::to_string(i));
+    throw Error(ErrorCode::kInvalidArgument,
+                "expression \"" + std::string(e) + "\": " + what + " at byte " + std::to_string(i));
   };
   bool first = true;
   while (true) {
@@ -71,7 +71,8 @@ std::vector<ExpressionTerm> parse_expression(std::string_view e) {
     float weight = 1.0f;
     size_t save = i;
     std::string num;
-    while (i < e.size() && (std::isdigit(static_cast<unsigned char>(e[i])) || e[i] == '.')) num += e[i++];
+    while (i < e.size() && (std::isdigit(static_cast<unsigned char>(e[i])) || e[i] == '.'))
+      num += e[i++];
     skip();
     if (!num.empty() && i < e.size() && e[i] == '*') {
       char* end = nullptr;
@@ -172,8 +173,8 @@ size_t term_rank(const Searcher& s, const Term& a, const Term& b) {
 
 DoesntMatch doesnt_match(const Searcher& s, std::span<const Term> terms) {
   if (terms.size() < 2)
-    throw Error(ErrorCode::kInvalidArgument, "doesnt-match needs at least 2 words, got " +
-                                                 std::to_string(terms.size()));
+    throw Error(ErrorCode::kInvalidArgument,
+                "doesnt-match needs at least 2 words, got " + std::to_string(terms.size()));
   std::vector<std::vector<double>> us;
   std::vector<double> mean(s.dim(), 0.0);
   for (const Term& t : terms) {

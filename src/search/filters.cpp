@@ -71,7 +71,8 @@ std::optional<std::vector<uint8_t>> build_filter(const FilterSpec& f, const Word
     for (TokenId id : f.ids) {
       if (id < 0 || size_t(id) >= n)
         throw Error(ErrorCode::kOutOfRange, "filter id " + std::to_string(id) +
-                                                " is out of range (" + std::to_string(n) + " rows)");
+                                                " is out of range (" + std::to_string(n) +
+                                                " rows)");
       m[size_t(id)] = 1;
     }
     intersect(m);
@@ -91,8 +92,7 @@ std::optional<std::vector<uint8_t>> build_filter(const FilterSpec& f, const Word
       }
     }
     if (found == 0)
-      throw Error(ErrorCode::kNotFound, f.words_file + ": none of its " +
-                                            std::to_string(line_no) +
+      throw Error(ErrorCode::kNotFound, f.words_file + ": none of its " + std::to_string(line_no) +
                                             " lines is a word or single token of this model");
     intersect(m);
   }
@@ -144,8 +144,8 @@ std::optional<std::vector<uint8_t>> trained_rows(
   if (auto it = metadata.find("embedscope.train.min_count"); it != metadata.end()) {
     const std::string& v = it->second;
     if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
-      throw Error(ErrorCode::kCorrupt, "metadata embedscope.train.min_count is \"" + v.substr(0, 40) +
-                                           "\", expected a decimal count");
+      throw Error(ErrorCode::kCorrupt, "metadata embedscope.train.min_count is \"" +
+                                           v.substr(0, 40) + "\", expected a decimal count");
     min_count = std::max<uint64_t>(1, std::stoull(v));
   }
   std::vector<uint8_t> mask(counts.size());

@@ -91,7 +91,6 @@ std::string temp_path(const std::string& near) {
   return t;
 }
 
-
 // hnswlib 0.6.2 trusts every field of its file (HierarchicalNSW::loadIndex), so the blob is
 // checked here, field by field, before hnswlib sees it. Layout written by saveIndex():
 //   0   u64 offsetLevel0_ (0)          8  u64 max_elements_        16 u64 cur_element_count
@@ -112,8 +111,8 @@ constexpr int kMaxLevel = 64;
 void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t rows,
                            uint64_t header_M, const std::string& path, size_t blob_off) {
   auto bad = [&](size_t off, const std::string& what) {
-    return Error(ErrorCode::kCorrupt, path + ": hnswlib data at byte " +
-                                          std::to_string(blob_off + off) + ": " + what);
+    return Error(ErrorCode::kCorrupt,
+                 path + ": hnswlib data at byte " + std::to_string(blob_off + off) + ": " + what);
   };
   if (n < kBlobHeader)
     throw bad(0, "index data has " + std::to_string(n) + " bytes, its header alone needs " +
@@ -127,12 +126,14 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
   const double mult = load_le<double>(b + 80);
   if (off0 != 0) throw bad(0, "offsetLevel0 " + std::to_string(off0) + ", expected 0");
   if (maxM < 1 || maxM > kMaxDegree)
-    throw bad(56, "maxM " + std::to_string(maxM) + " outside [1, " + std::to_string(kMaxDegree) + "]");
+    throw bad(56,
+              "maxM " + std::to_string(maxM) + " outside [1, " + std::to_string(kMaxDegree) + "]");
   if (maxM != header_M)
     throw bad(56, "maxM " + std::to_string(maxM) + " differs from the header's M " +
                       std::to_string(header_M));
   if (maxM0 < 1 || maxM0 > kMaxDegree)
-    throw bad(64, "maxM0 " + std::to_string(maxM0) + " outside [1, " + std::to_string(kMaxDegree) + "]");
+    throw bad(
+        64, "maxM0 " + std::to_string(maxM0) + " outside [1, " + std::to_string(kMaxDegree) + "]");
   if (!std::isfinite(mult)) throw bad(80, "mult is not finite");
   const uint64_t links0 = 4 + 4 * maxM0, links = 4 + 4 * maxM;
   const uint64_t want_el = links0 + 4 * dim + 8;
@@ -142,58 +143,64 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
                       ") does not match dim " + std::to_string(dim) + " and maxM0 " +
                       std::to_string(maxM0) + " (expected " + std::to_string(want_el) + ", " +
                       std::to_string(links0) + ", " + std::to_string(links0 + 4 * dim) + ")");
-  if (cur > rows) throw bad(16, "element count " + std::to_string(cur) + " exceeds rows " + std::to_string(rows));
+  if (cur > rows)
+    throw bad(16, "element count " + std::to_string(cur) + " exceeds rows " + std::to_string(rows));
   if (max_el < cur)
-    throw bad(8, "max_elements " + std::to_string(max_el) + " is below the element count " + std::to_string(cur));
+    throw bad(8, "max_elements " + std::to_string(max_el) + " is below the element count " +
+                     std::to_string(cur));
   const size_t avail = n - kBlobHeader;
   if (cur > avail / sz_el)
-    throw bad(16, "element count " + std::to_string(cur) + " x record size " + std::to_string(sz_el) +
-                      " exceeds the " + std::to_string(avail) + " bytes that remain");
+    throw bad(16, "element count " + std::to_string(cur) + " x record size " +
+                      std::to_string(sz_el) + " exceeds the " + std::to_string(avail) +
+                      " bytes that remain");
   if (cur == 0) {
     if (max_level != -1 || entry != 0xFFFFFFFFu)
       throw bad(48, "empty index with max level " + std::to_string(max_level) + " / entry point " +
                         std::to_string(entry) + " (expected -1 / -1)");
   } else if (max_level < 0 || max_level > kMaxLevel) {
-    throw bad(48, "max level " + std::to_string(max_level) + " outside [0, " + std::to_string(kMaxLevel) + "]");
+    throw bad(48, "max level " + std::to_string(max_level) + " outside [0, " +
+                      std::to_string(kMaxLevel) + "]");
   } else if (entry >= cur) {
-    throw bad(52, "entry point " + std::to_string(entry) + " is not an element (count " + std::to_string(cur) + ")");
+    throw bad(52, "entry point " + std::to_string(entry) + " is not an element (count " +
+                      std::to_string(cur) + ")");
   }
   // Pass 1: upper-level list sizes -> levels, and the exact end of the blob.
   std::vector<uint8_t> level(cur, 0);
   std::vector<size_t> list_at(cur, 0);
   size_t pos = kBlobHeader + cur * sz_el;
   for (uint64_t i = 0; i < cur; ++i) {
-    if (n - pos < 4) throw bad(pos, "link list size of element " + std::to_string(i) + " is cut off");
+    if (n - pos < 4)
+      throw bad(pos, "link list size of element " + std::to_string(i) + " is cut off");
     const uint32_t ls = load_le<uint32_t>(b + pos);
     pos += 4;
     if (ls % links != 0 || ls / links > uint64_t(max_level) || ls > n - pos)
-      throw bad(pos - 4, "link list size " + std::to_string(ls) + " of element " + std::to_string(i) +
-                             " is not a multiple of " + std::to_string(links) + " up to max level " +
-                             std::to_string(max_level) + " within the " + std::to_string(n - pos) +
-                             " bytes that remain");
+      throw bad(pos - 4, "link list size " + std::to_string(ls) + " of element " +
+                             std::to_string(i) + " is not a multiple of " + std::to_string(links) +
+                             " up to max level " + std::to_string(max_level) + " within the " +
+                             std::to_string(n - pos) + " bytes that remain");
     level[i] = uint8_t(ls / links);
     list_at[i] = pos;
     pos += ls;
   }
-  if (pos != n)
-    throw bad(pos, std::to_string(n - pos) + " bytes follow the last element's links");
+  if (pos != n) throw bad(pos, std::to_string(n - pos) + " bytes follow the last element's links");
   if (cur > 0 && level[entry] != uint32_t(max_level))
-    throw bad(52, "entry point " + std::to_string(entry) + " has level " + std::to_string(level[entry]) +
-                      ", max level is " + std::to_string(max_level));
+    throw bad(52, "entry point " + std::to_string(entry) + " has level " +
+                      std::to_string(level[entry]) + ", max level is " + std::to_string(max_level));
   // Pass 2: every link, vector and label.
   auto check_list = [&](size_t at, uint64_t cap, unsigned l, uint64_t i) {
     const uint32_t head = load_le<uint32_t>(b + at);
     const uint32_t count = head & 0xFFFFu;
     if (count > cap || (head >> 16) != 0)
-      throw bad(at, "element " + std::to_string(i) + " level " + std::to_string(l) + ": link header 0x" +
-                        hash_hex(head).substr(8) + " (count must be <= " + std::to_string(cap) +
-                        ", no deleted mark)");
+      throw bad(at, "element " + std::to_string(i) + " level " + std::to_string(l) +
+                        ": link header 0x" + hash_hex(head).substr(8) +
+                        " (count must be <= " + std::to_string(cap) + ", no deleted mark)");
     for (uint32_t j = 0; j < count; ++j) {
       const uint32_t id = load_le<uint32_t>(b + at + 4 + 4 * size_t(j));
       if (id >= cur || level[id] < l)
-        throw bad(at + 4 + 4 * size_t(j), "element " + std::to_string(i) + " level " + std::to_string(l) +
-                                              " links to " + std::to_string(id) +
-                                              (id >= cur ? " (not an element)" : " (which has no such level)"));
+        throw bad(at + 4 + 4 * size_t(j),
+                  "element " + std::to_string(i) + " level " + std::to_string(l) + " links to " +
+                      std::to_string(id) +
+                      (id >= cur ? " (not an element)" : " (which has no such level)"));
     }
   };
   for (uint64_t i = 0; i < cur; ++i) {
@@ -201,22 +208,27 @@ void validate_hnswlib_blob(const std::byte* b, size_t n, uint64_t dim, uint64_t 
     check_list(rec, maxM0, 0, i);
     for (uint64_t j = 0; j < dim; ++j)
       if (!std::isfinite(load_le<float>(b + rec + data_off + 4 * j)))
-        throw bad(rec + data_off + 4 * j, "element " + std::to_string(i) + " value " + std::to_string(j) + " is not finite");
+        throw bad(rec + data_off + 4 * j, "element " + std::to_string(i) + " value " +
+                                              std::to_string(j) + " is not finite");
     const uint64_t label = load_le<uint64_t>(b + rec + label_off);
     if (label >= rows)
-      throw bad(rec + label_off, "element " + std::to_string(i) + " label " + std::to_string(label) +
-                                     " is not a row (rows " + std::to_string(rows) + ")");
+      throw bad(rec + label_off, "element " + std::to_string(i) + " label " +
+                                     std::to_string(label) + " is not a row (rows " +
+                                     std::to_string(rows) + ")");
     for (unsigned l = 1; l <= level[i]; ++l) check_list(list_at[i] + (l - 1) * links, maxM, l, i);
   }
 }
 
 }  // namespace
 
-uint64_t bytes_hash(std::span<const std::byte> bytes) { return mix_bytes(0, bytes.data(), bytes.size()); }
+uint64_t bytes_hash(std::span<const std::byte> bytes) {
+  return mix_bytes(0, bytes.data(), bytes.size());
+}
 
 uint64_t table_content_hash(const EmbeddingTable& t) {
   uint64_t shape[3] = {t.n_rows(), t.dim(), uint64_t(t.dtype())};
-  uint64_t h = mix_bytes(0xcbf29ce484222325ull, reinterpret_cast<const std::byte*>(shape), sizeof shape);
+  uint64_t h =
+      mix_bytes(0xcbf29ce484222325ull, reinterpret_cast<const std::byte*>(shape), sizeof shape);
   return mix_bytes(h, t.data(), t.byte_size());
 }
 
@@ -245,16 +257,19 @@ uint64_t HnswIndex::model_hash() const { return impl_->model_hash; }
 size_t HnswIndex::n_indexed() const { return impl_->hnsw->cur_element_count; }
 
 HnswIndex HnswIndex::build(const EmbeddingTable& t, const HnswBuildOptions& o) {
-  if (o.M < 2) throw Error(ErrorCode::kInvalidArgument, "--M must be at least 2, got " + std::to_string(o.M));
+  if (o.M < 2)
+    throw Error(ErrorCode::kInvalidArgument, "--M must be at least 2, got " + std::to_string(o.M));
   if (o.ef_construction < 1)
     throw Error(ErrorCode::kInvalidArgument, "--ef-construction must be at least 1");
   size_t n = o.n_rows ? std::min(o.n_rows, t.n_rows()) : t.n_rows();
-  if (n == 0 || t.dim() == 0) throw Error(ErrorCode::kInvalidArgument, "cannot index an empty table");
+  if (n == 0 || t.dim() == 0)
+    throw Error(ErrorCode::kInvalidArgument, "cannot index an empty table");
   auto wanted = [&](size_t i) { return !o.allow || (i < o.allow->size() && (*o.allow)[i]); };
   size_t n_wanted = 0;
   for (size_t i = 0; i < n; ++i) n_wanted += wanted(i);
   if (n_wanted == 0)
-    throw Error(ErrorCode::kInvalidArgument, "no row of the " + std::to_string(n) + " is selected for the index");
+    throw Error(ErrorCode::kInvalidArgument,
+                "no row of the " + std::to_string(n) + " is selected for the index");
   HnswIndex ix;
   Impl& m = *ix.impl_;
   m.n_rows = n;
@@ -263,7 +278,7 @@ HnswIndex HnswIndex::build(const EmbeddingTable& t, const HnswBuildOptions& o) {
   m.ef_construction = o.ef_construction;
   m.space = std::make_unique<CosineSpace>(t.dim());
   m.hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(m.space.get(), n_wanted, o.M,
-                                                              o.ef_construction, o.seed);
+                                                             o.ef_construction, o.seed);
   ThreadPool pool(o.n_threads);
   pool.parallel_for(n, [&](size_t b, size_t e, size_t) {
     std::vector<float> v(t.dim());
@@ -290,14 +305,15 @@ void HnswIndex::save(const std::string& path, uint64_t model_hash) const {
     throw;
   }
   ::unlink(tmp.c_str());
-  nlohmann::json h = {{"model_hash", hash_hex(model_hash)},
-                      {"rows", m.n_rows},
-                      {"dim", m.dim},
-                      {"M", m.M},
-                      {"ef_construction", m.ef_construction},
-                      {"metric", "cosine"},
-                      {"blob_bytes", blob.size()},
-                      {"blob_hash", hash_hex(bytes_hash(std::as_bytes(std::span<const char>(blob))))}};
+  nlohmann::json h = {
+      {"model_hash", hash_hex(model_hash)},
+      {"rows", m.n_rows},
+      {"dim", m.dim},
+      {"M", m.M},
+      {"ef_construction", m.ef_construction},
+      {"metric", "cosine"},
+      {"blob_bytes", blob.size()},
+      {"blob_hash", hash_hex(bytes_hash(std::as_bytes(std::span<const char>(blob))))}};
   std::string hs = h.dump();
   uint64_t hl = hs.size();
   AtomicFile f(path);
@@ -365,8 +381,8 @@ HnswIndex HnswIndex::load_bytes(std::span<const std::byte> data, uint64_t model_
                   " (truncated or modified)");
   if (text("model_hash") != hash_hex(model_hash))
     throw Error(ErrorCode::kInvalidArgument,
-                path + ": index was built for a different model (model_hash " +
-                    text("model_hash") + ", this model's is " + hash_hex(model_hash) +
+                path + ": index was built for a different model (model_hash " + text("model_hash") +
+                    ", this model's is " + hash_hex(model_hash) +
                     "); the model changed: rebuild with `embedscope index build`");
   // The hash only catches accidents; anyone can write a matching one. The structure is
   // checked as if it were hostile.
@@ -401,7 +417,8 @@ HnswIndex HnswIndex::load_bytes(std::span<const std::byte> data, uint64_t model_
   return ix;
 }
 
-std::vector<Neighbor> HnswIndex::search(std::span<const float> query, const HnswSearchOptions& o) const {
+std::vector<Neighbor> HnswIndex::search(std::span<const float> query,
+                                        const HnswSearchOptions& o) const {
   const Impl& m = *impl_;
   if (o.k == 0) throw Error(ErrorCode::kInvalidArgument, "k must be at least 1");
   if (query.size() != m.dim)

@@ -42,8 +42,12 @@ std::vector<Neighbor> knn_reference(const EmbeddingTable& table, std::span<const
         if (rn == 0 || qn == 0) continue;
         s = dot / (qn * std::sqrt(rn));
         break;
-      case Metric::kDot: s = dot; break;
-      case Metric::kL2: s = -std::sqrt(l2); break;
+      case Metric::kDot:
+        s = dot;
+        break;
+      case Metric::kL2:
+        s = -std::sqrt(l2);
+        break;
     }
     if (!std::isfinite(s)) continue;
     all.push_back({TokenId(i), float(s)});

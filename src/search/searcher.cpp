@@ -1,6 +1,5 @@
 #include "embedscope/search/searcher.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -21,9 +20,12 @@ std::string_view search_mode_name(SearchMode m) {
 
 std::string_view metric_name(Metric m) {
   switch (m) {
-    case Metric::kCosine: return "cosine";
-    case Metric::kDot: return "dot";
-    case Metric::kL2: return "l2";
+    case Metric::kCosine:
+      return "cosine";
+    case Metric::kDot:
+      return "dot";
+    case Metric::kL2:
+      return "l2";
   }
   return "?";
 }
@@ -61,21 +63,25 @@ constexpr size_t kGemmRows = 512;
 // without a test in the hot loop (NaN fails every `s >= threshold` check).
 struct Scorer {
   Metric metric;
-  float inv_qn;   // cosine: 1 / |q|
-  float q_sq;     // L2: |q|^2
+  float inv_qn;  // cosine: 1 / |q|
+  float q_sq;    // L2: |q|^2
   const float* inv_norm;
   const float* sq_norm;
   template <Metric M>
   float score(float dot, size_t i) const {
     if constexpr (M == Metric::kCosine) return dot * inv_qn * inv_norm[i];
     if constexpr (M == Metric::kDot) return dot;
-    if constexpr (M == Metric::kL2) return -std::sqrt(std::max(0.0f, q_sq + sq_norm[i] - 2.0f * dot));
+    if constexpr (M == Metric::kL2)
+      return -std::sqrt(std::max(0.0f, q_sq + sq_norm[i] - 2.0f * dot));
   }
   float operator()(float dot, size_t i) const {
     switch (metric) {
-      case Metric::kCosine: return score<Metric::kCosine>(dot, i);
-      case Metric::kDot: return score<Metric::kDot>(dot, i);
-      case Metric::kL2: return score<Metric::kL2>(dot, i);
+      case Metric::kCosine:
+        return score<Metric::kCosine>(dot, i);
+      case Metric::kDot:
+        return score<Metric::kDot>(dot, i);
+      case Metric::kL2:
+        return score<Metric::kL2>(dot, i);
     }
     return NAN;
   }
@@ -86,9 +92,12 @@ struct Scorer {
 template <class F>
 void with_metric(Metric m, F&& f) {
   switch (m) {
-    case Metric::kCosine: return f.template operator()<Metric::kCosine>();
-    case Metric::kDot: return f.template operator()<Metric::kDot>();
-    case Metric::kL2: return f.template operator()<Metric::kL2>();
+    case Metric::kCosine:
+      return f.template operator()<Metric::kCosine>();
+    case Metric::kDot:
+      return f.template operator()<Metric::kDot>();
+    case Metric::kL2:
+      return f.template operator()<Metric::kL2>();
   }
 }
 
@@ -129,7 +138,8 @@ inline void offer_block(const Scorer& sc, const float* dots, size_t i0, size_t m
       s[j] = sc.score<M>(dots[r + j], i0 + r + j);
       any |= unsigned(s[j] >= thr);
     }
-    if (any) [[unlikely]] offer_rows(s, i0 + r, kOfferChunk, h, ok);
+    if (any) [[unlikely]]
+      offer_rows(s, i0 + r, kOfferChunk, h, ok);
   }
   for (size_t j = 0; r + j < m; ++j) s[j] = sc.score<M>(dots[r + j], i0 + r + j);
   offer_rows(s, i0 + r, m - r, h, ok);
@@ -338,7 +348,9 @@ size_t Searcher::dim() const { return impl_->table.dim(); }
 size_t Searcher::n_threads() const { return impl_->pool->size(); }
 bool Searcher::centered() const { return impl_->centered; }
 const std::vector<float>& Searcher::mean() const { return impl_->mean; }
-void Searcher::prepare_fast() const { std::call_once(impl_->i8_once, [&] { impl_->build_int8(); }); }
+void Searcher::prepare_fast() const {
+  std::call_once(impl_->i8_once, [&] { impl_->build_int8(); });
+}
 
 std::vector<float> Searcher::row(TokenId id) const {
   if (id < 0 || size_t(id) >= n_rows())
@@ -392,8 +404,8 @@ std::vector<Neighbor> Searcher::search(std::span<const float> q, const SearchOpt
   // CSLS: re-rank the best cosine candidates by 2 cos(q, y) - r(q) - r(y), where r is the mean
   // cosine to the csls_k nearest rows of the whole table (the hubness penalty).
   size_t n_cand = std::max(o.k * std::max<size_t>(o.rerank_factor, 1), kMinFastCandidates);
-  std::vector<Neighbor> cand = o.mode == SearchMode::kFast ? m.fast(q, o, n_cand, excl)
-                                                           : m.exact(q, o, n_cand, excl);
+  std::vector<Neighbor> cand =
+      o.mode == SearchMode::kFast ? m.fast(q, o, n_cand, excl) : m.exact(q, o, n_cand, excl);
   SearchOptions dens;
   dens.k = o.csls_k;
   dens.n_rows_limit = o.n_rows_limit;
@@ -425,14 +437,13 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
   const size_t dim = this->dim();
   if (o.k == 0) throw Error(ErrorCode::kInvalidArgument, "k must be at least 1");
   if (queries.size() != n_queries * dim)
-    throw Error(ErrorCode::kInvalidArgument,
-                "batch has " + std::to_string(queries.size()) + " values, expected " +
-                    std::to_string(n_queries) + " queries x dim " + std::to_string(dim));
+    throw Error(ErrorCode::kInvalidArgument, "batch has " + std::to_string(queries.size()) +
+                                                 " values, expected " + std::to_string(n_queries) +
+                                                 " queries x dim " + std::to_string(dim));
   if (exclude_per_query && exclude_per_query->size() != n_queries)
-    throw Error(ErrorCode::kInvalidArgument, "exclude_per_query has " +
-                                                 std::to_string(exclude_per_query->size()) +
-                                                 " entries for " + std::to_string(n_queries) +
-                                                 " queries");
+    throw Error(ErrorCode::kInvalidArgument,
+                "exclude_per_query has " + std::to_string(exclude_per_query->size()) +
+                    " entries for " + std::to_string(n_queries) + " queries");
   std::vector<std::vector<TokenId>> excl(n_queries, o.exclude);
   for (size_t qi = 0; qi < n_queries; ++qi) {
     if (exclude_per_query)
@@ -451,7 +462,8 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
     return out;
   }
   std::vector<Scorer> sc(n_queries);
-  for (size_t qi = 0; qi < n_queries; ++qi) sc[qi] = m.scorer(queries.subspan(qi * dim, dim), o.metric);
+  for (size_t qi = 0; qi < n_queries; ++qi)
+    sc[qi] = m.scorer(queries.subspan(qi * dim, dim), o.metric);
   // Our threads each run a single-threaded sgemm on their own rows; OpenBLAS's own threads
   // would oversubscribe the cores. (A process-wide OpenBLAS setting; we are its only user.)
   blas::set_num_threads(1);
@@ -476,8 +488,8 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
         simd::convert_to_f32(m.table.row_data(i0), m.table.dtype(), nr * dim, block.data());
         rows = block.data();
       }
-      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n_queries), int(nr), int(dim),
-                  1.0f, queries.data(), int(dim), rows, int(dim), 0.0f, s.data(), int(nr));
+      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n_queries), int(nr), int(dim), 1.0f,
+                  queries.data(), int(dim), rows, int(dim), 0.0f, s.data(), int(nr));
       for (size_t qi = 0; qi < n_queries; ++qi) {
         TopK& h = heaps[t][qi];
         const float* sq = s.data() + qi * nr;

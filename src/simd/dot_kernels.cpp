@@ -37,7 +37,8 @@ HWY_INLINE void DotRowGroup(size_t i, size_t dim, const float* HWY_RESTRICT q,
   for (; j + 4 * N <= dim; j += 4 * N) {
     for (size_t u = 0; u < 4; ++u) {
       const auto qv = hn::LoadU(d, q + j + u * N);
-      for (size_t r = 0; r < R; ++r) a[r][u] = hn::MulAdd(qv, load_row(d, i + r, j + u * N), a[r][u]);
+      for (size_t r = 0; r < R; ++r)
+        a[r][u] = hn::MulAdd(qv, load_row(d, i + r, j + u * N), a[r][u]);
     }
   }
   for (; j + N <= dim; j += N) {
@@ -45,7 +46,8 @@ HWY_INLINE void DotRowGroup(size_t i, size_t dim, const float* HWY_RESTRICT q,
     for (size_t r = 0; r < R; ++r) a[r][0] = hn::MulAdd(qv, load_row(d, i + r, j), a[r][0]);
   }
   for (size_t r = 0; r < R; ++r) {
-    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a[r][0], a[r][1]), hn::Add(a[r][2], a[r][3]))));
+    float s = hn::GetLane(
+        hn::SumOfLanes(d, hn::Add(hn::Add(a[r][0], a[r][1]), hn::Add(a[r][2], a[r][3]))));
     if (j < dim) {
       // Tail through a zero-padded vector so the summation stays in float32 like the body.
       HWY_ALIGN float qt[hn::MaxLanes(d)] = {};
@@ -143,8 +145,7 @@ void DotRowsF32(const float* rows, size_t n_rows, size_t dim, const float* q, fl
   DotRowsImpl(n_rows, dim, q, out, LoadF32{rows, dim});
 }
 void DotRowsF16(const uint16_t* rows, size_t n_rows, size_t dim, const float* q, float* out) {
-  DotRowsImpl(n_rows, dim, q, out,
-              LoadF16{reinterpret_cast<const hwy::float16_t*>(rows), dim});
+  DotRowsImpl(n_rows, dim, q, out, LoadF16{reinterpret_cast<const hwy::float16_t*>(rows), dim});
 }
 void DotRowsBF16(const uint16_t* rows, size_t n_rows, size_t dim, const float* q, float* out) {
   DotRowsImpl(n_rows, dim, q, out, LoadBF16{rows, dim});
@@ -152,8 +153,7 @@ void DotRowsBF16(const uint16_t* rows, size_t n_rows, size_t dim, const float* q
 
 // int8 x int16 -> int32 through ReorderWidenMulAccumulate (pmaddwd on x86): sign-extend the
 // row bytes to int16, multiply pairs with the query and add adjacent products into int32 lanes.
-void DotRowsI8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q,
-               int32_t* out) {
+void DotRowsI8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q, int32_t* out) {
   const hn::ScalableTag<int16_t> d16;
   const hn::Rebind<int8_t, decltype(d16)> d8;
   const hn::Repartition<int32_t, decltype(d16)> d32;
@@ -216,19 +216,19 @@ void dot_rows(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, con
               float* out) {
   switch (dtype) {
     case DType::kF32:
-      return HWY_DYNAMIC_DISPATCH(DotRowsF32)(reinterpret_cast<const float*>(rows), n_rows, dim,
-                                              q, out);
+      return HWY_DYNAMIC_DISPATCH(DotRowsF32)(reinterpret_cast<const float*>(rows), n_rows, dim, q,
+                                              out);
     case DType::kF16:
-      return HWY_DYNAMIC_DISPATCH(DotRowsF16)(reinterpret_cast<const uint16_t*>(rows), n_rows,
-                                              dim, q, out);
+      return HWY_DYNAMIC_DISPATCH(DotRowsF16)(reinterpret_cast<const uint16_t*>(rows), n_rows, dim,
+                                              q, out);
     case DType::kBF16:
-      return HWY_DYNAMIC_DISPATCH(DotRowsBF16)(reinterpret_cast<const uint16_t*>(rows), n_rows,
-                                               dim, q, out);
+      return HWY_DYNAMIC_DISPATCH(DotRowsBF16)(reinterpret_cast<const uint16_t*>(rows), n_rows, dim,
+                                               q, out);
   }
 }
 
-void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t dim,
-                     const float* q, float* out) {
+void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, const float* q,
+                     float* out) {
   const size_t es = dtype_size(dtype);
   for (size_t i = 0; i < n_rows; ++i) {
     float s = 0;
@@ -237,8 +237,7 @@ void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t d
   }
 }
 
-void dot_rows_i8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q,
-                 int32_t* out) {
+void dot_rows_i8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q, int32_t* out) {
   HWY_DYNAMIC_DISPATCH(DotRowsI8)(rows, n_rows, stride, q, out);
 }
 
@@ -271,7 +270,9 @@ int32_t int8_query_limit(size_t stride) {
 
 void convert_to_f32(const std::byte* src, DType dtype, size_t n, float* dst) {
   switch (dtype) {
-    case DType::kF32: std::memcpy(dst, src, n * 4); return;
+    case DType::kF32:
+      std::memcpy(dst, src, n * 4);
+      return;
     case DType::kF16:
       return HWY_DYNAMIC_DISPATCH(ConvertF16)(reinterpret_cast<const uint16_t*>(src), n, dst);
     case DType::kBF16:

@@ -24,14 +24,13 @@ namespace embedscope::simd {
 // out[i] = sum_j q[j] * float(row_i[j]), float32 arithmetic.
 void dot_rows(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, const float* q,
               float* out);
-void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t dim,
-                     const float* q, float* out);
+void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, const float* q,
+                     float* out);
 
 // int8 rows padded to `stride` bytes (stride % 64 == 0, padding zero), int16 query of `stride`
 // values (padding zero): out[i] = sum_j int32(q[j]) * int32(row_i[j]). The caller bounds
 // |q| so the sum cannot overflow: stride * 127 * max|q| < 2^31 (see int8_query_limit).
-void dot_rows_i8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q,
-                 int32_t* out);
+void dot_rows_i8(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q, int32_t* out);
 void dot_rows_i8_scalar(const int8_t* rows, size_t n_rows, size_t stride, const int16_t* q,
                         int32_t* out);
 

@@ -55,17 +55,17 @@ int64_t detect_x86() {
   const bool sse2 = bit(l1.d, 26), sse3 = bit(l1.c, 0), ssse3 = bit(l1.c, 9);
   if (!(sse2 && sse3 && ssse3)) return t;
   t |= HWY_SSSE3;
-  const bool sse4 = bit(l1.c, 19) && bit(l1.c, 20) && bit(l1.c, 1) /*pclmul*/ && bit(l1.c, 25) /*aes*/ &&
-                    bit(l1.c, 23) /*popcnt*/;
+  const bool sse4 = bit(l1.c, 19) && bit(l1.c, 20) && bit(l1.c, 1) /*pclmul*/ &&
+                    bit(l1.c, 25) /*aes*/ && bit(l1.c, 23) /*popcnt*/;
   if (!sse4) return t;
   t |= HWY_SSE4;
   // AVX needs the OS to save YMM state: OSXSAVE and XCR0 bits 1 (SSE) and 2 (AVX).
   const bool osxsave = bit(l1.c, 27);
   const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
   const bool ymm_os = (xcr0 & 0x6) == 0x6;
-  const bool avx2 = ymm_os && bit(l1.c, 28) /*avx*/ && bit(l1.c, 12) /*fma*/ && bit(l1.c, 29) /*f16c*/ &&
-                    bit(l7.b, 5) /*avx2*/ && bit(l7.b, 3) /*bmi1*/ && bit(l7.b, 8) /*bmi2*/ &&
-                    bit(e1.c, 5) /*lzcnt*/;
+  const bool avx2 = ymm_os && bit(l1.c, 28) /*avx*/ && bit(l1.c, 12) /*fma*/ &&
+                    bit(l1.c, 29) /*f16c*/ && bit(l7.b, 5) /*avx2*/ && bit(l7.b, 3) /*bmi1*/ &&
+                    bit(l7.b, 8) /*bmi2*/ && bit(e1.c, 5) /*lzcnt*/;
   if (!avx2) return t;
   t |= HWY_AVX2;
   // AVX-512 also needs opmask and ZMM state saved: XCR0 bits 5, 6 and 7.
@@ -75,8 +75,8 @@ int64_t detect_x86() {
   if (!avx3) return t;
   t |= HWY_AVX3;
   const bool avx3_dl = bit(l7.c, 1) /*vbmi*/ && bit(l7.c, 6) /*vbmi2*/ && bit(l7.c, 9) /*vaes*/ &&
-                       bit(l7.c, 10) /*vpclmulqdq*/ && bit(l7.c, 11) /*vnni*/ && bit(l7.c, 12) /*bitalg*/ &&
-                       bit(l7.c, 14) /*vpopcntdq*/;
+                       bit(l7.c, 10) /*vpclmulqdq*/ && bit(l7.c, 11) /*vnni*/ &&
+                       bit(l7.c, 12) /*bitalg*/ && bit(l7.c, 14) /*vpopcntdq*/;
   if (avx3_dl) t |= HWY_AVX3_DL;
   return t;
 }

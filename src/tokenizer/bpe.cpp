@@ -126,14 +126,12 @@ std::string quoted(std::string_view raw) { return "'" + display_token(raw) + "'"
 
 }  // namespace
 
-std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::Impl::with_tokens(std::string src,
-                                                                   TokenVec toks,
-                                                                   PreTokenizerKind kind) {
+std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::Impl::with_tokens(std::string src, TokenVec toks,
+                                                                    PreTokenizerKind kind) {
   auto impl = std::make_unique<Impl>();
   if (toks.empty()) throw Error(ErrorCode::kCorrupt, src + ": the vocabulary is empty");
   if (toks.size() > size_t(std::numeric_limits<TokenId>::max()))
-    throw Error(ErrorCode::kCorrupt, src + ": " + std::to_string(toks.size()) +
-                                         " tokens, limit " +
+    throw Error(ErrorCode::kCorrupt, src + ": " + std::to_string(toks.size()) + " tokens, limit " +
                                          std::to_string(std::numeric_limits<TokenId>::max()));
   for (size_t id = 0; id < toks.size(); ++id)
     if (toks[id].empty())
@@ -203,17 +201,21 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
     const auto& m = parts.merges[r];
     auto where = [&] { return src + ": " + parts.merges_where + " " + std::to_string(m.line); };
     TokenId a = impl->index.find(tokens, m.left.data(), m.left.size());
-    if (a < 0) throw Error(ErrorCode::kCorrupt, where() + ": " + quoted(m.left) + " is not in the vocabulary");
+    if (a < 0)
+      throw Error(ErrorCode::kCorrupt,
+                  where() + ": " + quoted(m.left) + " is not in the vocabulary");
     TokenId b = impl->index.find(tokens, m.right.data(), m.right.size());
-    if (b < 0) throw Error(ErrorCode::kCorrupt, where() + ": " + quoted(m.right) + " is not in the vocabulary");
+    if (b < 0)
+      throw Error(ErrorCode::kCorrupt,
+                  where() + ": " + quoted(m.right) + " is not in the vocabulary");
     joined = m.left + m.right;
     TokenId c = impl->index.find(tokens, joined.data(), joined.size());
     if (c < 0)
-      throw Error(ErrorCode::kCorrupt, where() + ": the merged token " + quoted(joined) +
-                                           " is not in the vocabulary");
+      throw Error(ErrorCode::kCorrupt,
+                  where() + ": the merged token " + quoted(joined) + " is not in the vocabulary");
     if (!impl->merges.insert(a, b, {uint32_t(r), c}))
-      throw Error(ErrorCode::kCorrupt, where() + ": duplicate merge " + quoted(m.left) + " " +
-                                           quoted(m.right));
+      throw Error(ErrorCode::kCorrupt,
+                  where() + ": duplicate merge " + quoted(m.left) + " " + quoted(m.right));
     produced[size_t(c)] = 1;
   }
   impl->n_merges = parts.merges.size();
@@ -418,15 +420,19 @@ void BpeTokenizer::Impl::bpe(const char* p, size_t n, std::vector<TokenId>* out)
     }
     if (st == 0) {
       size_t before = out->size();
-      if (n <= 64) bpe_small(p, n, out);
-      else bpe_heap(p, n, out);
+      if (n <= 64)
+        bpe_small(p, n, out);
+      else
+        bpe_heap(p, n, out);
       bool ok = out->size() == before + 1 && (*out)[before] == whole;
       state.store(ok ? 1 : 2, std::memory_order_relaxed);
       return;
     }
   }
-  if (n <= 64) bpe_small(p, n, out);
-  else bpe_heap(p, n, out);
+  if (n <= 64)
+    bpe_small(p, n, out);
+  else
+    bpe_heap(p, n, out);
 }
 
 void BpeTokenizer::Impl::encode_plain(std::string_view text, size_t base, std::vector<TokenId>* ids,
@@ -448,8 +454,8 @@ void BpeTokenizer::Impl::encode_plain(std::string_view text, size_t base, std::v
   }
 }
 
-void BpeTokenizer::Impl::encode(std::string_view text, bool allow_special, std::vector<TokenId>* ids,
-                                std::vector<size_t>* offsets) const {
+void BpeTokenizer::Impl::encode(std::string_view text, bool allow_special,
+                                std::vector<TokenId>* ids, std::vector<size_t>* offsets) const {
   if (!allow_special || special_ids.empty()) {
     encode_plain(text, 0, ids, offsets);
     return;
@@ -570,9 +576,8 @@ std::vector<TokenId> BpeTokenizer::encode_parallel(std::string_view text, Thread
   return ids;
 }
 
-std::vector<std::vector<TokenId>> BpeTokenizer::encode_batch(std::span<const std::string_view> texts,
-                                                             ThreadPool& pool,
-                                                             bool allow_special) const {
+std::vector<std::vector<TokenId>> BpeTokenizer::encode_batch(
+    std::span<const std::string_view> texts, ThreadPool& pool, bool allow_special) const {
   const Impl& im = need(impl_);
   std::vector<std::vector<TokenId>> out(texts.size());
   pool.parallel_for(texts.size(), [&](size_t b, size_t e, size_t) {

@@ -57,8 +57,8 @@ struct HugePageAllocator {
     if (bytes < kMin) return static_cast<T*>(::operator new(bytes));
     size_t size = rounded(bytes);
     // Over-map by one huge page and trim, so the block starts on a 2 MB boundary.
-    void* raw = ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* raw =
+        ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
     uintptr_t lo = reinterpret_cast<uintptr_t>(raw);
     uintptr_t aligned = (lo + kHuge - 1) & ~uintptr_t(kHuge - 1);
@@ -70,11 +70,15 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, size_t n) noexcept {
     size_t bytes = n * sizeof(T);
-    if (bytes < kMin) ::operator delete(p);
-    else ::munmap(p, rounded(bytes));
+    if (bytes < kMin)
+      ::operator delete(p);
+    else
+      ::munmap(p, rounded(bytes));
   }
   template <class U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 // Raw token bytes by id.
@@ -97,8 +101,7 @@ class TokenIndex {
   // (loading is bound by cache misses on the tables, not by work).
   static uint64_t hash_of(const char* p, size_t n) { return hash_bytes(p, n) | 1u; }
   void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
-  TokenId find_hashed(const TokenVec& tokens, const char* p, size_t n,
-                      uint64_t h) const {
+  TokenId find_hashed(const TokenVec& tokens, const char* p, size_t n, uint64_t h) const {
     uint64_t head = 0;
     std::memcpy(&head, p, n < 8 ? n : 8);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
@@ -159,7 +162,7 @@ class PairIndex {
 
 struct BpeTokenizer::Impl {
   std::string source;
-  TokenVec tokens;                   // raw bytes by id
+  TokenVec tokens;  // raw bytes by id
   TokenIndex index;
   PairIndex merges;
   size_t n_merges = 0;
@@ -176,16 +179,16 @@ struct BpeTokenizer::Impl {
 
   // Validates tokens (non-empty, unique, all 256 single bytes; Error(kCorrupt) naming src) and
   // indexes them. Merges are added next (merges.reserve + insert, n_merges), then finish().
-  static std::unique_ptr<Impl> with_tokens(std::string src, TokenVec tokens,
-                                           PreTokenizerKind kind);
+  static std::unique_ptr<Impl> with_tokens(std::string src, TokenVec tokens, PreTokenizerKind kind);
   // Marks special tokens (multi-byte tokens no merge produces, plus extra_special) and resets
   // the whole-token flags. produced: 1 per id that some merge yields.
   void finish(const std::vector<uint8_t>& produced, const std::vector<TokenId>& extra_special);
   std::unique_ptr<Impl> clone() const;
   // BPE of one pre-token (bytes), appended to out.
   void bpe(const char* p, size_t n, std::vector<TokenId>* out) const;
-  void bpe_small(const char* p, size_t n, std::vector<TokenId>* out) const;  // O(n^2), the reference
-  void bpe_heap(const char* p, size_t n, std::vector<TokenId>* out) const;   // O(n log n)
+  void bpe_small(const char* p, size_t n,
+                 std::vector<TokenId>* out) const;                          // O(n^2), the reference
+  void bpe_heap(const char* p, size_t n, std::vector<TokenId>* out) const;  // O(n log n)
   // Encodes text (no special handling), appending ids and (if offsets) byte offsets + base.
   void encode_plain(std::string_view text, size_t base, std::vector<TokenId>* ids,
                     std::vector<size_t>* offsets) const;

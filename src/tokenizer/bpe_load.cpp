@@ -1,7 +1,6 @@
 // Loaders: vocab.json + merges.txt, tokenizer.json, GGUF, model folders, the default GPT-2.
-#include <nlohmann/json.hpp>
-
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
@@ -50,7 +49,10 @@ bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
     *v = 0;
     for (int k = 0; k < 4; ++k) {
       char c = t[i++];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
       if (d < 0) return false;
       *v = *v * 16 + uint32_t(d);
     }
@@ -77,14 +79,30 @@ bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
       if (i >= n) return false;
       char e = t[i++];
       switch (e) {
-        case '"': key += '"'; break;
-        case '\\': key += '\\'; break;
-        case '/': key += '/'; break;
-        case 'b': key += '\b'; break;
-        case 'f': key += '\f'; break;
-        case 'n': key += '\n'; break;
-        case 'r': key += '\r'; break;
-        case 't': key += '\t'; break;
+        case '"':
+          key += '"';
+          break;
+        case '\\':
+          key += '\\';
+          break;
+        case '/':
+          key += '/';
+          break;
+        case 'b':
+          key += '\b';
+          break;
+        case 'f':
+          key += '\f';
+          break;
+        case 'n':
+          key += '\n';
+          break;
+        case 'r':
+          key += '\r';
+          break;
+        case 't':
+          key += '\t';
+          break;
         case 'u': {
           uint32_t cp;
           if (!hex4(&cp)) return false;
@@ -103,7 +121,8 @@ bool fast_vocab_entries(std::string_view t, VocabEntries* out) {
           key.append(buf, len);
           break;
         }
-        default: return false;
+        default:
+          return false;
       }
     }
     ws();
@@ -200,7 +219,8 @@ bool fast_vocab_tokens(std::string_view t, TokenVec* tokens) {
     ws();
     size_t d0 = i, id = 0;
     while (i < n && t[i] >= '0' && t[i] <= '9' && i - d0 < 9) id = id * 10 + size_t(t[i++] - '0');
-    if (i == d0 || (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E' || (t[i] >= '0' && t[i] <= '9'))))
+    if (i == d0 ||
+        (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E' || (t[i] >= '0' && t[i] <= '9'))))
       return false;
     if (key.empty() || id > n) return false;
     if (id >= tokens->size()) {
@@ -226,9 +246,9 @@ bool fast_vocab_tokens(std::string_view t, TokenVec* tokens) {
 // vocab object {"token": id} -> tokens by id. Keys are byte-level strings; a key equal to the
 // raw text of an entry of `extra` (tokenizer.json added tokens, id -> raw text) with the same id
 // is taken as raw text. Ids must be exactly 0..n-1 once `extra` is merged in.
-std::vector<std::string> tokens_from_entries(const std::string& path, const std::string& jpath,
-                                             const VocabEntries& entries,
-                                             const std::vector<std::pair<int64_t, std::string>>& extra) {
+std::vector<std::string> tokens_from_entries(
+    const std::string& path, const std::string& jpath, const VocabEntries& entries,
+    const std::vector<std::pair<int64_t, std::string>>& extra) {
   size_t n = entries.size();
   int64_t max_id = -1;
   for (auto& [k, id] : entries) {
@@ -272,7 +292,8 @@ std::vector<std::string> tokens_from_entries(const std::string& path, const std:
 }
 
 // Type-checks a parsed vocab object and lists its entries.
-VocabEntries entries_from_json(const std::string& path, const std::string& jpath, const json& vocab) {
+VocabEntries entries_from_json(const std::string& path, const std::string& jpath,
+                               const json& vocab) {
   if (!vocab.is_object())
     corrupt(path + ": " + jpath + " must be an object {\"token\": id}, found " + type_name(vocab));
   VocabEntries entries;
@@ -312,7 +333,8 @@ BpeParts::Merge merge_from_line(const std::string& path, std::string_view line, 
 
 }  // namespace
 
-BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt) {
+BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json,
+                                      const std::string& merges_txt) {
   // Parsed in place from the maps (no copy: load time is dominated by touching memory).
   auto vfile = MappedFile::open(vocab_json);
   auto mfile = MappedFile::open(merges_txt);
@@ -338,8 +360,8 @@ std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::fast_load(std::string_view vte
   }
   const std::array<int16_t, 512>& inverse = byte_level_inverse();
   size_t n_lines = 1;
-  for (const char* p = mtext.data(); (p = static_cast<const char*>(
-                                          std::memchr(p, '\n', size_t(mtext.data() + mtext.size() - p))));
+  for (const char* p = mtext.data(); (p = static_cast<const char*>(std::memchr(
+                                          p, '\n', size_t(mtext.data() + mtext.size() - p))));
        ++p)
     ++n_lines;
   impl->merges.reserve(n_lines);
@@ -410,8 +432,10 @@ std::unique_ptr<BpeTokenizer::Impl> BpeTokenizer::fast_load(std::string_view vte
         continue;
       }
       uint32_t cp = m[i];
-      if (cp < 0x80) ++i;
-      else i += utf8::decode(m + i, e - i, &cp);
+      if (cp < 0x80)
+        ++i;
+      else
+        i += utf8::decode(m + i, e - i, &cp);
       if (cp >= inverse.size() || inverse[cp] < 0) return nullptr;
       buf.push_back(char(inverse[cp]));
     }
@@ -474,7 +498,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
   return from_tokenizer_json_text(read_small_file(path, kMaxTokenizerFile), path);
 }
 
-BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const std::string& path) {
+BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text,
+                                                    const std::string& path) {
   if (text.size() > kMaxTokenizerFile)
     corrupt(path + ": file is " + std::to_string(text.size()) + " bytes, limit " +
             std::to_string(kMaxTokenizerFile));
@@ -492,8 +517,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
                                                "\" is not supported (only \"BPE\")");
   }
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (auto f = model.find(key); f != model.end() && !f->is_null() &&
-                                  !(f->is_string() && f->get<std::string>().empty()))
+    if (auto f = model.find(key);
+        f != model.end() && !f->is_null() && !(f->is_string() && f->get<std::string>().empty()))
       throw Error(ErrorCode::kUnsupported, path + ": model." + key + " " + f->dump() +
                                                " is not supported (byte-level BPE only)");
   if (auto f = model.find("byte_fallback"); f != model.end() && f->is_boolean() && f->get<bool>())
@@ -524,7 +549,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
   if (v == model.end()) corrupt(path + ": model.vocab is missing");
   BpeParts parts;
   parts.source = path;
-  parts.tokens = tokens_from_entries(path, "model.vocab", entries_from_json(path, "model.vocab", *v), added);
+  parts.tokens =
+      tokens_from_entries(path, "model.vocab", entries_from_json(path, "model.vocab", *v), added);
   parts.special = std::move(special);
 
   auto m = model.find("merges");
@@ -555,13 +581,18 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
   // Pre-tokenizer: ByteLevel (GPT-2 pattern) or Sequence[Split(known pattern), ByteLevel].
   auto pt = root.find("pre_tokenizer");
   if (pt == root.end() || pt->is_null())
-    throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer is null (only byte-level BPE "
-                                                "with a ByteLevel or Split pre-tokenizer is supported)");
+    throw Error(ErrorCode::kUnsupported,
+                path +
+                    ": pre_tokenizer is null (only byte-level BPE "
+                    "with a ByteLevel or Split pre-tokenizer is supported)");
   auto check_byte_level = [&](const json& bl, const std::string& jp, bool regex_expected) {
-    if (auto ap = bl.find("add_prefix_space"); ap != bl.end() && ap->is_boolean() && ap->get<bool>())
-      throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".add_prefix_space true is not supported");
+    if (auto ap = bl.find("add_prefix_space");
+        ap != bl.end() && ap->is_boolean() && ap->get<bool>())
+      throw Error(ErrorCode::kUnsupported,
+                  path + ": " + jp + ".add_prefix_space true is not supported");
     bool use_regex = true;
-    if (auto ur = bl.find("use_regex"); ur != bl.end() && ur->is_boolean()) use_regex = ur->get<bool>();
+    if (auto ur = bl.find("use_regex"); ur != bl.end() && ur->is_boolean())
+      use_regex = ur->get<bool>();
     if (use_regex != regex_expected)
       throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".use_regex " +
                                                (use_regex ? "true" : "false") +
@@ -589,9 +620,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
       if (t == "Split" && !kind && !byte_level) {
         const json& s = (*seq)[i];
         auto pat = s.find("pattern");
-        if (pat == s.end() || !pat->is_object() || !pat->contains("Regex") || !(*pat)["Regex"].is_string())
-          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".pattern must be {\"Regex\": ...}, found " +
-                                                   (pat == s.end() ? std::string("nothing") : pat->dump()));
+        if (pat == s.end() || !pat->is_object() || !pat->contains("Regex") ||
+            !(*pat)["Regex"].is_string())
+          throw Error(ErrorCode::kUnsupported,
+                      path + ": " + jp + ".pattern must be {\"Regex\": ...}, found " +
+                          (pat == s.end() ? std::string("nothing") : pat->dump()));
         std::string re = (*pat)["Regex"].get<std::string>();
         kind = pre_tokenizer_for_pattern(re);
         if (!kind)
@@ -599,7 +632,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
                       path + ": " + jp + ".pattern.Regex \"" + re.substr(0, 300) +
                           "\" is not a pattern we implement (GPT-2, cl100k, Llama-3, Qwen2)");
         if (auto b = s.find("behavior"); b != s.end() && *b != "Isolated")
-          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".behavior " + b->dump() + " is not supported (\"Isolated\")");
+          throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".behavior " + b->dump() +
+                                                   " is not supported (\"Isolated\")");
         if (auto inv = s.find("invert"); inv != s.end() && inv->is_boolean() && inv->get<bool>())
           throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".invert true is not supported");
       } else if (t == "ByteLevel" && !byte_level) {
@@ -607,22 +641,26 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text, const
         if (!kind) kind = PreTokenizerKind::kGpt2;
         byte_level = true;
       } else {
-        throw Error(ErrorCode::kUnsupported, path + ": " + jp + ".type \"" + t +
-                                                 "\" is not supported in this position");
+        throw Error(ErrorCode::kUnsupported,
+                    path + ": " + jp + ".type \"" + t + "\" is not supported in this position");
       }
     }
     if (!kind || !byte_level)
-      throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer Sequence must be [Split, ByteLevel] or [ByteLevel]");
+      throw Error(ErrorCode::kUnsupported,
+                  path + ": pre_tokenizer Sequence must be [Split, ByteLevel] or [ByteLevel]");
     parts.pre_tokenizer = *kind;
   } else {
-    throw Error(ErrorCode::kUnsupported, path + ": pre_tokenizer.type \"" + pt_type + "\" is not supported");
+    throw Error(ErrorCode::kUnsupported,
+                path + ": pre_tokenizer.type \"" + pt_type + "\" is not supported");
   }
   if (auto nz = root.find("normalizer"); nz != root.end() && !nz->is_null()) {
     std::string t = type_of(*nz, "normalizer");
     if (t != "NFC")
-      throw Error(ErrorCode::kUnsupported, path + ": normalizer.type \"" + t + "\" is not supported");
-    log_warning(path + ": NFC normalizer ignored; text that is not already NFC may encode "
-                       "differently from Hugging Face tokenizers");
+      throw Error(ErrorCode::kUnsupported,
+                  path + ": normalizer.type \"" + t + "\" is not supported");
+    log_warning(path +
+                ": NFC normalizer ignored; text that is not already NFC may encode "
+                "differently from Hugging Face tokenizers");
   }
   bool ignore_merges = false;
   if (auto im = model.find("ignore_merges"); im != model.end() && im->is_boolean())
@@ -644,9 +682,12 @@ BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
   parts.pre_tokenizer = PreTokenizerKind::kGpt2;
   if (std::optional<std::string> pre = g.get_string("tokenizer.ggml.pre")) {
     // llama.cpp's names for the split patterns (llama-vocab.cpp).
-    if (*pre == "gpt-2" || *pre == "default") parts.pre_tokenizer = PreTokenizerKind::kGpt2;
-    else if (*pre == "llama3" || *pre == "llama-bpe") parts.pre_tokenizer = PreTokenizerKind::kLlama3;
-    else if (*pre == "qwen2") parts.pre_tokenizer = PreTokenizerKind::kQwen2;
+    if (*pre == "gpt-2" || *pre == "default")
+      parts.pre_tokenizer = PreTokenizerKind::kGpt2;
+    else if (*pre == "llama3" || *pre == "llama-bpe")
+      parts.pre_tokenizer = PreTokenizerKind::kLlama3;
+    else if (*pre == "qwen2")
+      parts.pre_tokenizer = PreTokenizerKind::kQwen2;
     else
       throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre \"" + *pre +
                                                "\" is not supported (gpt-2, llama-bpe, qwen2)");
@@ -662,7 +703,8 @@ BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
     if (raw || !byte_level_decode(toks[id], &parts.tokens[id], &bad)) {
       if (!raw)
         corrupt(path + ": tokenizer.ggml.tokens[" + std::to_string(id) + "] \"" + toks[id] +
-                "\": character at byte " + std::to_string(bad) + " is not in the byte-level alphabet");
+                "\": character at byte " + std::to_string(bad) +
+                " is not in the byte-level alphabet");
       parts.tokens[id] = toks[id];
     }
     if (raw) parts.special.push_back(TokenId(id));

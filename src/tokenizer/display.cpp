@@ -43,8 +43,10 @@ std::string utf8_replace_invalid(std::string_view bytes) {
   for (size_t i = 0; i < bytes.size();) {
     uint32_t cp;
     size_t len = utf8::decode(p + i, bytes.size() - i, &cp);
-    if (cp == utf8::kInvalid) out += "\xEF\xBF\xBD";
-    else out.append(bytes.data() + i, len);
+    if (cp == utf8::kInvalid)
+      out += "\xEF\xBF\xBD";
+    else
+      out.append(bytes.data() + i, len);
     i += len;
   }
   return out;
@@ -64,8 +66,10 @@ std::vector<WordVariant> word_variants(const BpeTokenizer& tok, std::string_view
   if (!w.empty()) {
     std::string flipped = w;
     char c = flipped[0];
-    if (c >= 'a' && c <= 'z') flipped[0] = char(c - 32);
-    else if (c >= 'A' && c <= 'Z') flipped[0] = char(c + 32);
+    if (c >= 'a' && c <= 'z')
+      flipped[0] = char(c - 32);
+    else if (c >= 'A' && c <= 'Z')
+      flipped[0] = char(c + 32);
     add(flipped);
     add(" " + flipped);
   }

@@ -164,10 +164,13 @@ size_t next_cl100k_like(const uint8_t* s, size_t n, size_t pos, int max_digits) 
 
 size_t next_piece(PreTokenizerKind kind, const uint8_t* s, size_t n, size_t pos) {
   switch (kind) {
-    case PreTokenizerKind::kGpt2: return next_gpt2(s, n, pos);
+    case PreTokenizerKind::kGpt2:
+      return next_gpt2(s, n, pos);
     case PreTokenizerKind::kCl100k:
-    case PreTokenizerKind::kLlama3: return next_cl100k_like(s, n, pos, 3);
-    case PreTokenizerKind::kQwen2: return next_cl100k_like(s, n, pos, 1);
+    case PreTokenizerKind::kLlama3:
+      return next_cl100k_like(s, n, pos, 3);
+    case PreTokenizerKind::kQwen2:
+      return next_cl100k_like(s, n, pos, 1);
   }
   return n;
 }
@@ -176,10 +179,14 @@ size_t next_piece(PreTokenizerKind kind, const uint8_t* s, size_t n, size_t pos)
 
 std::string_view pre_tokenizer_name(PreTokenizerKind kind) {
   switch (kind) {
-    case PreTokenizerKind::kGpt2: return "gpt2";
-    case PreTokenizerKind::kCl100k: return "cl100k";
-    case PreTokenizerKind::kLlama3: return "llama3";
-    case PreTokenizerKind::kQwen2: return "qwen2";
+    case PreTokenizerKind::kGpt2:
+      return "gpt2";
+    case PreTokenizerKind::kCl100k:
+      return "cl100k";
+    case PreTokenizerKind::kLlama3:
+      return "llama3";
+    case PreTokenizerKind::kQwen2:
+      return "qwen2";
   }
   return "?";
 }

@@ -23,8 +23,8 @@ std::vector<std::string> list_corpus_files(const std::vector<std::string>& input
       throw Error(ErrorCode::kNotFound, "corpus input " + in + " does not exist");
     if (fs::is_directory(st)) {
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator();
-           it.increment(ec))
+      for (auto it = fs::recursive_directory_iterator(in, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
         if (it->is_regular_file()) found.push_back(it->path().string());
       if (ec) throw Error(ErrorCode::kIo, "corpus folder " + in + ": " + ec.message());
       std::sort(found.begin(), found.end());
@@ -115,8 +115,8 @@ void IdStreamWriter::flush() {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw Error(ErrorCode::kIo, "writing the temporary id stream " + path_ + ": " +
-                                      std::strerror(errno));
+      throw Error(ErrorCode::kIo,
+                  "writing the temporary id stream " + path_ + ": " + std::strerror(errno));
     }
     p += w;
     n -= size_t(w);

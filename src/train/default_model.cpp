@@ -101,8 +101,9 @@ std::string ensure_default_model(const ProgressFn& progress, const std::string& 
       // A missing package would cache a weaker table under this recipe's name for good: refuse.
       // Tests pass their own system_root holding only some sources.
       if (src.files.empty() && system_root.empty())
-        throw Error(ErrorCode::kNotFound, "the default model's corpus source '" + src.name + "' (" + src.package +
-                                              ") is missing; run scripts/setup.sh, or pass --model FILE");
+        throw Error(ErrorCode::kNotFound,
+                    "the default model's corpus source '" + src.name + "' (" + src.package +
+                        ") is missing; run scripts/setup.sh, or pass --model FILE");
       if (src.files.empty()) continue;
       CorpusSink sink(out);
       for (const std::string& f : src.files) {

@@ -16,9 +16,9 @@ namespace {
 void check_shape(size_t n_rows, size_t dim) {
   if (dim == 0) throw Error(ErrorCode::kInvalidArgument, "embedding dim is 0 (expected >= 1)");
   if (n_rows != 0 && dim > (size_t(1) << 40) / n_rows)
-    throw Error(ErrorCode::kInvalidArgument,
-                "embedding of " + std::to_string(n_rows) + " x " + std::to_string(dim) +
-                    " elements exceeds the limit of 2^40");
+    throw Error(ErrorCode::kInvalidArgument, "embedding of " + std::to_string(n_rows) + " x " +
+                                                 std::to_string(dim) +
+                                                 " elements exceeds the limit of 2^40");
 }
 
 EmbeddingOptions normalised(size_t n_rows, EmbeddingOptions o) {
@@ -26,9 +26,9 @@ EmbeddingOptions normalised(size_t n_rows, EmbeddingOptions o) {
     int64_t p = *o.padding_idx;
     if (p < 0) p += int64_t(n_rows);
     if (p < 0 || p >= int64_t(n_rows))
-      throw Error(ErrorCode::kInvalidArgument,
-                  "padding_idx " + std::to_string(*o.padding_idx) + " outside [-" +
-                      std::to_string(n_rows) + ", " + std::to_string(n_rows) + ")");
+      throw Error(ErrorCode::kInvalidArgument, "padding_idx " + std::to_string(*o.padding_idx) +
+                                                   " outside [-" + std::to_string(n_rows) + ", " +
+                                                   std::to_string(n_rows) + ")");
     o.padding_idx = TokenId(p);
   }
   if (o.max_norm && !(*o.max_norm > 0))
@@ -101,8 +101,8 @@ void Embedding::check_ids(std::span<const TokenId> ids) const {
   for (size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || size_t(ids[i]) >= n_rows_)
       throw Error(ErrorCode::kOutOfRange, "embedding input position " + std::to_string(i) +
-                                              ": id " + std::to_string(ids[i]) +
-                                              " outside [0, " + std::to_string(n_rows_) + ")");
+                                              ": id " + std::to_string(ids[i]) + " outside [0, " +
+                                              std::to_string(n_rows_) + ")");
 }
 
 // torch.embedding_renorm_: each distinct looked-up row whose norm exceeds max_norm is scaled by
@@ -147,8 +147,10 @@ std::vector<float> Embedding::occurrence_scale(std::span<const TokenId> ids) con
   if (options_.scale_grad_by_freq)
     for (TokenId id : ids) ++count[id];
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (options_.padding_idx && ids[i] == *options_.padding_idx) s[i] = 0.0f;
-    else if (options_.scale_grad_by_freq) s[i] = 1.0f / float(count[ids[i]]);
+    if (options_.padding_idx && ids[i] == *options_.padding_idx)
+      s[i] = 0.0f;
+    else if (options_.scale_grad_by_freq)
+      s[i] = 1.0f / float(count[ids[i]]);
   }
   return s;
 }
@@ -178,8 +180,7 @@ SparseGrad Embedding::backward_sparse(std::span<const TokenId> ids, const float*
   return coalesce(n_rows_, dim_, rows, vals.data());
 }
 
-SparseGrad coalesce(size_t n_rows, size_t dim, std::span<const TokenId> rows,
-                    const float* values) {
+SparseGrad coalesce(size_t n_rows, size_t dim, std::span<const TokenId> rows, const float* values) {
   std::vector<size_t> order(rows.size());
   std::iota(order.begin(), order.end(), size_t(0));
   // Stable, so duplicates are summed in input order (as PyTorch's coalesce does on CPU).
@@ -218,8 +219,8 @@ void EmbeddingBag::check(std::span<const TokenId> ids, std::span<const int64_t> 
     int64_t next = b + 1 < offsets.size() ? offsets[b + 1] : int64_t(ids.size());
     if (next < offsets[b] || next > int64_t(ids.size()))
       throw Error(ErrorCode::kInvalidArgument,
-                  "embedding bag: offsets[" + std::to_string(b + 1) + "] = " +
-                      std::to_string(next) + " is below offsets[" + std::to_string(b) +
+                  "embedding bag: offsets[" + std::to_string(b + 1) +
+                      "] = " + std::to_string(next) + " is below offsets[" + std::to_string(b) +
                       "] = " + std::to_string(offsets[b]) + " or beyond " +
                       std::to_string(ids.size()) + " ids");
   }
@@ -228,9 +229,9 @@ void EmbeddingBag::check(std::span<const TokenId> ids, std::span<const int64_t> 
       throw Error(ErrorCode::kInvalidArgument,
                   "embedding bag: per_sample_weights are only supported with mode sum");
     if (psw.size() != ids.size())
-      throw Error(ErrorCode::kInvalidArgument,
-                  "embedding bag: " + std::to_string(psw.size()) +
-                      " per_sample_weights for " + std::to_string(ids.size()) + " ids");
+      throw Error(ErrorCode::kInvalidArgument, "embedding bag: " + std::to_string(psw.size()) +
+                                                   " per_sample_weights for " +
+                                                   std::to_string(ids.size()) + " ids");
   }
 }
 

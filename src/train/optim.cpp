@@ -25,8 +25,8 @@ void check_sparse(const char* who, size_t n_rows, size_t dim, std::span<float> p
   check_sizes(who, n_rows * dim, param, n_rows * dim);
   if (g.dim != dim || g.values.size() != g.rows.size() * dim)
     throw Error(ErrorCode::kInvalidArgument,
-                std::string(who) + ": sparse gradient of dim " + std::to_string(g.dim) +
-                    " with " + std::to_string(g.values.size()) + " values for " +
+                std::string(who) + ": sparse gradient of dim " + std::to_string(g.dim) + " with " +
+                    std::to_string(g.values.size()) + " values for " +
                     std::to_string(g.rows.size()) + " rows, expected dim " + std::to_string(dim));
   for (size_t k = 0; k < g.rows.size(); ++k)
     if (g.rows[k] < 0 || size_t(g.rows[k]) >= n_rows || (k > 0 && g.rows[k] <= g.rows[k - 1]))
@@ -40,8 +40,8 @@ void check_adam(const AdamOptions& o) {
   if (!(o.lr >= 0) || !(o.eps >= 0) || !(o.beta1 >= 0 && o.beta1 < 1) ||
       !(o.beta2 >= 0 && o.beta2 < 1) || !(o.weight_decay >= 0))
     throw Error(ErrorCode::kInvalidArgument,
-                "adam: lr " + std::to_string(o.lr) + ", betas (" + std::to_string(o.beta1) +
-                    ", " + std::to_string(o.beta2) + "), eps " + std::to_string(o.eps) +
+                "adam: lr " + std::to_string(o.lr) + ", betas (" + std::to_string(o.beta1) + ", " +
+                    std::to_string(o.beta2) + "), eps " + std::to_string(o.eps) +
                     ": expected lr >= 0, betas in [0, 1), eps >= 0, weight_decay >= 0");
 }
 
@@ -53,8 +53,7 @@ Sgd::Sgd(size_t n_rows, size_t dim, const SgdOptions& options) : o_(options), n_
                                                  std::to_string(o_.momentum) +
                                                  ": expected values >= 0");
   if (o_.nesterov && (o_.momentum <= 0 || o_.dampening != 0))
-    throw Error(ErrorCode::kInvalidArgument,
-                "sgd: nesterov needs momentum > 0 and dampening 0");
+    throw Error(ErrorCode::kInvalidArgument, "sgd: nesterov needs momentum > 0 and dampening 0");
 }
 
 void Sgd::step(std::span<float> p, std::span<const float> g) {
@@ -65,8 +64,10 @@ void Sgd::step(std::span<float> p, std::span<const float> g) {
     float d = g[i];
     if (wd != 0) d = d + p[i] * wd;
     if (mom != 0) {
-      if (!has_buf_) buf_[i] = d;
-      else buf_[i] = buf_[i] * mom + d * damp;
+      if (!has_buf_)
+        buf_[i] = d;
+      else
+        buf_[i] = buf_[i] * mom + d * damp;
       d = o_.nesterov ? d + buf_[i] * mom : buf_[i];
     }
     p[i] = p[i] + d * -o_.lr;
@@ -90,8 +91,10 @@ void Adam::adam_update(std::span<float> p, std::span<const float> g, bool decoup
   const float decay = float(1.0 - double(o_.lr) * double(o_.weight_decay));
   for (size_t i = 0; i < n_; ++i) {
     float gi = g[i];
-    if (decoupled) p[i] = p[i] * decay;
-    else if (o_.weight_decay != 0) gi = gi + p[i] * o_.weight_decay;
+    if (decoupled)
+      p[i] = p[i] * decay;
+    else if (o_.weight_decay != 0)
+      gi = gi + p[i] * o_.weight_decay;
     m_[i] = m_[i] * b1 + gi * a1;
     v_[i] = v_[i] * b2 + gi * gi * a2;
     float denom = std::sqrt(v_[i]) / bc2_sqrt + o_.eps;
@@ -104,8 +107,7 @@ void Adam::step(std::span<float> p, std::span<const float> g) {
   adam_update(p, g, false);
 }
 
-AdamW::AdamW(size_t n_rows, size_t dim, const AdamOptions& options)
-    : Adam(n_rows, dim, options) {}
+AdamW::AdamW(size_t n_rows, size_t dim, const AdamOptions& options) : Adam(n_rows, dim, options) {}
 
 void AdamW::step(std::span<float> p, std::span<const float> g) {
   check_sizes("adamw", n_, p, g.size());
@@ -145,12 +147,15 @@ void SparseAdam::step(std::span<float> p, const SparseGrad& g) {
 }
 
 Adagrad::Adagrad(size_t n_rows, size_t dim, const AdagradOptions& options)
-    : o_(options), n_rows_(n_rows), dim_(dim), sum_(n_rows * dim, options.initial_accumulator_value) {
+    : o_(options),
+      n_rows_(n_rows),
+      dim_(dim),
+      sum_(n_rows * dim, options.initial_accumulator_value) {
   if (!(o_.lr >= 0) || !(o_.lr_decay >= 0) || !(o_.weight_decay >= 0) ||
       !(o_.initial_accumulator_value >= 0) || !(o_.eps >= 0))
-    throw Error(ErrorCode::kInvalidArgument,
-                "adagrad: lr " + std::to_string(o_.lr) + ", lr_decay " +
-                    std::to_string(o_.lr_decay) + ": expected all hyper-parameters >= 0");
+    throw Error(ErrorCode::kInvalidArgument, "adagrad: lr " + std::to_string(o_.lr) +
+                                                 ", lr_decay " + std::to_string(o_.lr_decay) +
+                                                 ": expected all hyper-parameters >= 0");
 }
 
 void Adagrad::step(std::span<float> p, std::span<const float> g) {

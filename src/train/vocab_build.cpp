@@ -66,7 +66,8 @@ ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecO
       c.trained[i] = 1;
       ++kept;
     }
-    size_t distinct = size_t(std::count_if(counts.begin(), counts.end(), [](uint64_t x) { return x > 0; }));
+    size_t distinct =
+        size_t(std::count_if(counts.begin(), counts.end(), [](uint64_t x) { return x > 0; }));
     if (kept == 0)
       throw Error(ErrorCode::kInvalidArgument,
                   empty_vocab_message(c.corpus_words, distinct, o.min_count));
@@ -83,8 +84,10 @@ ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecO
     for_each_word(line, kMaxWordBytes, [&](std::string_view word) {
       ++c.corpus_words;
       auto it = counts.find(word);
-      if (it != counts.end()) ++it->second;
-      else counts.emplace(std::string(word), 1);
+      if (it != counts.end())
+        ++it->second;
+      else
+        counts.emplace(std::string(word), 1);
     });
     if (counts.size() > kMaxDistinctWords) {
       for (auto it = counts.begin(); it != counts.end();)

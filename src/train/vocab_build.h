@@ -13,8 +13,8 @@ struct ScannedCorpus {
   Vocabulary vocab;              // with counts
   std::vector<uint8_t> trained;  // per row
   uint64_t corpus_words = 0;
-  std::string stream_path;       // temporary uint32 id stream (caller removes it)
-  uint64_t stream_len = 0;       // entries (ids + sentence ends)
+  std::string stream_path;  // temporary uint32 id stream (caller removes it)
+  uint64_t stream_len = 0;  // entries (ids + sentence ends)
 };
 
 // Errors: see word2vec.h (empty vocabulary -> kInvalidArgument naming min_count).

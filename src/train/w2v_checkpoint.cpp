@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
-#include <nlohmann/json.hpp>
 
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/bytes.h"
@@ -81,37 +81,41 @@ struct Writer {
 
 CheckpointFingerprint make_fingerprint(const Word2VecOptions& o, float lr, const Vocabulary& vocab,
                                        uint64_t stream_len) {
-  json j = {{"arch", o.arch == W2vArch::kCbow ? "cbow" : "skipgram"},
-            {"dim", o.dim},
-            {"window", o.window},
-            {"negative", o.negative},
-            {"hs", o.hs},
-            {"classic_skipgram", o.classic_skipgram},
-            {"shared_negatives", o.shared_negatives},
-            {"sample", o.sample},
-            {"min_count", o.min_count},
-            {"max_vocab", o.max_vocab},
-            {"epochs", o.epochs},
-            {"lr", lr},
-            {"seed", o.seed},
-            {"tokenizer", o.tokenizer ? o.tokenizer_name.empty() ? "custom" : o.tokenizer_name : ""},
-            {"n_rows", vocab.size()},
-            {"stream_len", stream_len},
-            {"vocab_hash", vocab_hash(vocab)},
-            {"row_stats", o.row_stats}};
+  json j = {
+      {"arch", o.arch == W2vArch::kCbow ? "cbow" : "skipgram"},
+      {"dim", o.dim},
+      {"window", o.window},
+      {"negative", o.negative},
+      {"hs", o.hs},
+      {"classic_skipgram", o.classic_skipgram},
+      {"shared_negatives", o.shared_negatives},
+      {"sample", o.sample},
+      {"min_count", o.min_count},
+      {"max_vocab", o.max_vocab},
+      {"epochs", o.epochs},
+      {"lr", lr},
+      {"seed", o.seed},
+      {"tokenizer", o.tokenizer ? o.tokenizer_name.empty() ? "custom" : o.tokenizer_name : ""},
+      {"n_rows", vocab.size()},
+      {"stream_len", stream_len},
+      {"vocab_hash", vocab_hash(vocab)},
+      {"row_stats", o.row_stats}};
   return {j.dump()};
 }
 
 void save_checkpoint(const std::string& path, const CheckpointFingerprint& fp,
                      const CheckpointState& st, const CheckpointArrays& a) {
-  json state = {{"epoch", st.epoch},           {"next_chunk", st.next_chunk},
-                {"words_done", st.words_done}, {"epoch_loss", st.epoch_loss},
-                {"epoch_loss_n", st.epoch_loss_n}, {"last_epoch_loss", st.last_epoch_loss}};
+  json state = {{"epoch", st.epoch},
+                {"next_chunk", st.next_chunk},
+                {"words_done", st.words_done},
+                {"epoch_loss", st.epoch_loss},
+                {"epoch_loss_n", st.epoch_loss_n},
+                {"last_epoch_loss", st.last_epoch_loss}};
   json arrays = {{"dim", a.dim},
-                {"syn0", a.n_rows},
-                {"syn1neg", a.syn1neg ? a.n_rows : 0},
-                {"syn1", a.syn1 ? a.n_inner : 0},
-                {"updates", a.updates ? a.n_rows : 0}};
+                 {"syn0", a.n_rows},
+                 {"syn1neg", a.syn1neg ? a.n_rows : 0},
+                 {"syn1", a.syn1 ? a.n_inner : 0},
+                 {"updates", a.updates ? a.n_rows : 0}};
   std::string header = "{\"fingerprint\":" + fp.json + ",\"state\":" + state.dump() +
                        ",\"arrays\":" + arrays.dump() + "}";
   Writer w(path);
@@ -144,8 +148,10 @@ size_t json_depth(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -167,8 +173,9 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
     return Error(ErrorCode::kCorrupt, "checkpoint " + path + ": " + m);
   };
   if (size >= 8 && std::memcmp(p, kOldMagic, 8) == 0)
-    throw corrupt("written by an older embedscope (format ESW2VCK1, expected ESW2VCK2); "
-                  "start the training again without --resume");
+    throw corrupt(
+        "written by an older embedscope (format ESW2VCK1, expected ESW2VCK2); "
+        "start the training again without --resume");
   if (size < 32 || std::memcmp(p, kMagic, 8) != 0)
     throw corrupt("not an embedscope word2vec checkpoint (magic at offset 0 or size " +
                   std::to_string(size) + " < 32)");
@@ -265,17 +272,16 @@ Word2VecCheckpointInfo inspect_word2vec_checkpoint(std::span<const std::byte> by
   const uint64_t epochs = unsigned_field(fp, "fingerprint", "epochs");
   const uint64_t stream_len = unsigned_field(fp, "fingerprint", "stream_len");
   if (info.epoch > epochs)
-    throw corrupt("state.epoch = " + std::to_string(info.epoch) + " is beyond fingerprint.epochs = " +
-                  std::to_string(epochs));
+    throw corrupt("state.epoch = " + std::to_string(info.epoch) +
+                  " is beyond fingerprint.epochs = " + std::to_string(epochs));
   if (info.next_chunk > stream_len / kCheckpointChunk + 1)
     throw corrupt("state.next_chunk = " + std::to_string(info.next_chunk) + " is beyond the " +
                   std::to_string(stream_len / kCheckpointChunk + 1) + " chunks of the id stream");
   if (unsigned_field(fp, "fingerprint", "dim") != dim ||
       unsigned_field(fp, "fingerprint", "n_rows") != info.syn0_rows)
     throw corrupt("fingerprint dim/n_rows = " + unsigned_text(fp, "dim") + "/" +
-                  unsigned_text(fp, "n_rows") +
-                  " differ from arrays.dim/syn0 = " + std::to_string(dim) + "/" +
-                  std::to_string(info.syn0_rows));
+                  unsigned_text(fp, "n_rows") + " differ from arrays.dim/syn0 = " +
+                  std::to_string(dim) + "/" + std::to_string(info.syn0_rows));
   return info;
 }
 

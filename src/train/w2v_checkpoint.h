@@ -30,9 +30,9 @@ struct CheckpointState {
 struct CheckpointArrays {
   size_t dim, stride, n_rows;
   float* syn0;
-  float* syn1neg;   // may be null
-  size_t n_inner;   // rows of syn1
-  float* syn1;      // may be null
+  float* syn1neg;     // may be null
+  size_t n_inner;     // rows of syn1
+  float* syn1;        // may be null
   uint64_t* updates;  // may be null
   // syn1neg's layout in memory (W2vShared::out_slot; null: row r at r). The file always holds
   // syn1neg in vocabulary order, so a run may resume on another number of threads.
@@ -47,6 +47,6 @@ void save_checkpoint(const std::string& path, const CheckpointFingerprint& fp,
 // Fills the arrays; Error(kCorrupt) for a damaged file (naming the offset / field),
 // Error(kInvalidArgument) when it belongs to another corpus or other settings.
 CheckpointState load_checkpoint(const std::string& path, const CheckpointFingerprint& fp,
-                                 const CheckpointArrays& a);
+                                const CheckpointArrays& a);
 
 }  // namespace embedscope

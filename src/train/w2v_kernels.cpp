@@ -30,8 +30,8 @@
 // clang-format off: foreach_target.h must come first, before any other Highway header.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "train/w2v_kernels.cpp"
-#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/cache_control.h>
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 // clang-format on
 
@@ -48,8 +48,8 @@ inline constexpr float kMaxExp = 8.0f;
 inline constexpr int kTableSize = 4096;
 struct Tables {
   float sigmoid[kTableSize + 1];
-  float log_sigmoid[kTableSize + 1];      // log(sigmoid(x))
-  float log_one_minus[kTableSize + 1];    // log(1 - sigmoid(x))
+  float log_sigmoid[kTableSize + 1];    // log(sigmoid(x))
+  float log_one_minus[kTableSize + 1];  // log(1 - sigmoid(x))
   Tables() {
     for (int i = 0; i <= kTableSize; ++i) {
       double x = (double(i) / kTableSize * 2 - 1) * kMaxExp;
@@ -123,9 +123,12 @@ HWY_INLINE float* Row(float* base, uint32_t r, size_t stride) { return base + si
 HWY_INLINE float Gradient(float f, float label, float alpha, float& loss) {
   const auto& tb = w2v_detail::tables();
   int idx;
-  if (f >= kMaxExp) idx = kTableSize;
-  else if (f <= -kMaxExp) idx = 0;
-  else idx = int((f + kMaxExp) * (kTableSize / (2 * kMaxExp)) + 0.5f);
+  if (f >= kMaxExp)
+    idx = kTableSize;
+  else if (f <= -kMaxExp)
+    idx = 0;
+  else
+    idx = int((f + kMaxExp) * (kTableSize / (2 * kMaxExp)) + 0.5f);
   loss -= label > 0 ? tb.log_sigmoid[idx] : tb.log_one_minus[idx];
   return (label - tb.sigmoid[idx]) * alpha;
 }
@@ -242,12 +245,13 @@ HWY_INLINE void DrawTargets(const W2vShared& m, uint32_t word, WindowTargets& w,
 // rows' current values, then one pass that updates each output row in turn and adds the summed
 // input gradient to the context row (a row listed twice sees its first update in the second
 // gradient). Shared by both pipelined skip-gram windows.
-HWY_INLINE void TrainContext(float* in, float* const* out, size_t n_t, float alpha,
-                             size_t S, float& loss) {
+HWY_INLINE void TrainContext(float* in, float* const* out, size_t n_t, float alpha, size_t S,
+                             float& loss) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   float g[kMaxNegativeInline + 1];
-  for (size_t k = 0; k < n_t; ++k) g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
+  for (size_t k = 0; k < n_t; ++k)
+    g[k] = Gradient(Dot(in, out[k], S), k == 0 ? 1.0f : 0.0f, alpha, loss);
   for (size_t i = 0; i < S; i += N) {
     const auto vin = hn::LoadU(d, in + i);
     auto acc = hn::Zero(d);
@@ -278,7 +282,8 @@ HWY_INLINE void SkipGramWindow(const W2vShared& m, const WindowTargets& w, float
 // own targets, fout[foff[j] .. foff[j + 1]) (the center's row first, so that row is updated
 // after each context as in word2vec.c).
 HWY_INLINE void SkipGramWindowFresh(const W2vShared& m, float* const* fout, const uint16_t* foff,
-                                    float* const* in_rows, size_t n_ctx, float alpha, W2vThread& t) {
+                                    float* const* in_rows, size_t n_ctx, float alpha,
+                                    W2vThread& t) {
   float loss = 0;
   for (size_t j = 0; j < n_ctx; ++j)
     TrainContext(in_rows[j], fout + foff[j], size_t(foff[j + 1] - foff[j]), alpha, m.stride, loss);
@@ -348,8 +353,8 @@ class WindowPlanner {
 // Runs train(i, plan of i) for every position of a sentence, planning position i + 1 before
 // position i trains (the software pipeline of the two loops below).
 template <class F>
-HWY_INLINE void PipelinedSentence(const W2vShared& m, const uint32_t* sent, size_t n,
-                                  W2vThread& t, const F& train) {
+HWY_INLINE void PipelinedSentence(const W2vShared& m, const uint32_t* sent, size_t n, W2vThread& t,
+                                  const F& train) {
   if (n == 0) return;
   WindowPlanner planner(m, sent, n);
   WindowPlan plans[2];
@@ -419,8 +424,7 @@ HWY_INLINE void CbowSentence(const W2vShared& m, const uint32_t* sent, size_t n,
 
 // Skip-gram with word2vec.c's per-(context, center) predictions (classic_skipgram, or
 // hierarchical softmax); the other loops are above.
-void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha,
-                   W2vThread& t) {
+void TrainSentence(const W2vShared& m, const uint32_t* sent, size_t n, float alpha, W2vThread& t) {
   if (m.pipelined_skipgram) return SkipGramSentence(m, sent, n, alpha, t);
   if (m.cbow) return CbowSentence(m, sent, n, alpha, t);
   const size_t S = m.stride;

@@ -36,8 +36,8 @@ struct W2vAlias {
 struct W2vShared {
   size_t stride = 0;
   float* syn0 = nullptr;
-  float* syn1neg = nullptr;   // null when negative == 0
-  float* syn1 = nullptr;      // null unless hs
+  float* syn1neg = nullptr;  // null when negative == 0
+  float* syn1 = nullptr;     // null unless hs
   // syn1neg's layout: vocabulary row r's output vector is syn1neg row out_slot[r] (null: row r).
   // With negatives by thread each thread's rows form one block (w2v_negatives.h).
   const uint32_t* out_slot = nullptr;
@@ -64,7 +64,7 @@ struct W2vThread {
   uint64_t neg_alias_size = 0;
   double loss = 0;
   uint64_t n_loss = 0;
-  float* neu1 = nullptr;   // stride floats, aligned
+  float* neu1 = nullptr;  // stride floats, aligned
   float* neu1e = nullptr;
 };
 

@@ -62,7 +62,6 @@ std::vector<std::vector<uint32_t>> partition_for_threads(const std::vector<uint6
   return sets;
 }
 
-
 std::vector<uint32_t> output_slots(const std::vector<std::vector<uint32_t>>& sets, size_t n_rows) {
   if (sets.empty()) return {};
   constexpr uint32_t kUnset = 0xFFFFFFFFu;

@@ -20,7 +20,8 @@ std::string num(double v) {
 std::map<std::string, std::string> word2vec_metadata(const Word2VecResult& r,
                                                      const Word2VecOptions& o) {
   std::map<std::string, std::string> m;
-  if (o.tokenizer) m["embedscope.tokenizer"] = o.tokenizer_name.empty() ? "custom" : o.tokenizer_name;
+  if (o.tokenizer)
+    m["embedscope.tokenizer"] = o.tokenizer_name.empty() ? "custom" : o.tokenizer_name;
   const std::string p = "embedscope.train.";
   m[p + "arch"] = o.arch == W2vArch::kCbow ? "cbow" : "skipgram";
   m[p + "dim"] = std::to_string(o.dim);
@@ -57,7 +58,8 @@ size_t remove_stale_temp_files(const std::string& path) {
   const std::string prefix = p.filename().string() + ".tmp-";
   size_t n = 0;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0) {
       std::error_code rm;

@@ -3,6 +3,8 @@
 // w2v_checkpoint.cpp.
 #include "embedscope/train/word2vec.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <queue>
-#include <fcntl.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -197,36 +198,41 @@ class SpinBarrier {
 }  // namespace
 
 void validate_word2vec_options(const Word2VecOptions& o) {
-  if (o.dim == 0 || o.dim > kMaxTrainDim) fail("dim", double(o.dim), "is out of range [1, " + std::to_string(kMaxTrainDim) + "]");
+  if (o.dim == 0 || o.dim > kMaxTrainDim)
+    fail("dim", double(o.dim), "is out of range [1, " + std::to_string(kMaxTrainDim) + "]");
   if (o.window == 0 || o.window > kMaxWindow)
     fail("window", double(o.window), "is out of range [1, " + std::to_string(kMaxWindow) + "]");
   if (o.negative > kMaxNegative)
-    fail("negative", double(o.negative), "is out of range [0, " + std::to_string(kMaxNegative) + "]");
+    fail("negative", double(o.negative),
+         "is out of range [0, " + std::to_string(kMaxNegative) + "]");
   if (o.negative == 0 && !o.hs)
     throw Error(ErrorCode::kInvalidArgument,
                 "negative = 0 and hs off: nothing to train (use negative >= 1 or hs)");
   // shared_negatives changes only skip-gram's negative-sampling loop: anywhere else it would be
   // ignored, and a user asking for it would not get what the file's metadata then claims.
-  if (o.shared_negatives && (o.arch != W2vArch::kSkipGram || o.negative == 0 || o.hs ||
-                             o.classic_skipgram))
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string("shared_negatives applies to skip-gram with negative sampling only, not "
-                            "with ") +
-                    (o.arch != W2vArch::kSkipGram ? "arch = cbow"
-                     : o.negative == 0           ? "negative = 0"
-                     : o.hs                      ? "hs"
-                                                 : "classic_skipgram"));
+  if (o.shared_negatives &&
+      (o.arch != W2vArch::kSkipGram || o.negative == 0 || o.hs || o.classic_skipgram))
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        std::string("shared_negatives applies to skip-gram with negative sampling only, not "
+                    "with ") +
+            (o.arch != W2vArch::kSkipGram ? "arch = cbow"
+             : o.negative == 0            ? "negative = 0"
+             : o.hs                       ? "hs"
+                                          : "classic_skipgram"));
   if (!(o.sample >= 0 && o.sample < 1)) fail("sample", o.sample, "is out of range [0, 1)");
   if (o.epochs == 0 || o.epochs > kMaxEpochs)
     fail("epochs", double(o.epochs), "is out of range [1, " + std::to_string(kMaxEpochs) + "]");
   if (!(o.lr >= 0 && o.lr <= 10)) fail("lr", o.lr, "is out of range [0, 10] (0 = default)");
   if (o.threads > kMaxThreads)
-    fail("threads", double(o.threads), "is out of range [0, " + std::to_string(kMaxThreads) + "] (0 = all cores)");
+    fail("threads", double(o.threads),
+         "is out of range [0, " + std::to_string(kMaxThreads) + "] (0 = all cores)");
   if (o.resume && o.checkpoint_path.empty())
     throw Error(ErrorCode::kInvalidArgument, "resume needs a checkpoint path");
 }
 
-Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word2VecOptions& options) {
+Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
+                              const Word2VecOptions& options) {
   validate_word2vec_options(options);
   Word2VecOptions o = options;
   if (o.threads == 0) o.threads = process_threads();
@@ -327,9 +333,15 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   // Training state (what a checkpoint holds besides the weights).
   CheckpointState st;
   CheckpointFingerprint fp = make_fingerprint(o, lr0, corpus.vocab, N);
-  CheckpointArrays arrays{dim, stride, n_rows, syn0.data(),
-                          shared.syn1neg, shared.syn1 ? huff.n_inner : 0, shared.syn1,
-                          o.row_stats ? row_updates.data() : nullptr, shared.out_slot};
+  CheckpointArrays arrays{dim,
+                          stride,
+                          n_rows,
+                          syn0.data(),
+                          shared.syn1neg,
+                          shared.syn1 ? huff.n_inner : 0,
+                          shared.syn1,
+                          o.row_stats ? row_updates.data() : nullptr,
+                          shared.out_slot};
   if (o.resume && file_exists(o.checkpoint_path))
     st = load_checkpoint(o.checkpoint_path, fp, arrays);
 
@@ -406,9 +418,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   // The segment being trained: chunks [seg, seg_end) of `epoch`. Only the step between segments
   // (run by the last thread to arrive at the barrier) changes these; the barrier orders that
   // step before every thread's next read.
-  const uint64_t seg_chunks =
-      o.threads > 1 ? std::clamp<uint64_t>(n_chunks / kMinSegmentsPerEpoch, 1, kChunksPerSegmentThreads)
-                    : kChunksPerSegment;
+  const uint64_t seg_chunks = o.threads > 1 ? std::clamp<uint64_t>(n_chunks / kMinSegmentsPerEpoch,
+                                                                   1, kChunksPerSegmentThreads)
+                                            : kChunksPerSegment;
   uint64_t epoch = 0, seg_begin = 0, seg_end = 0;
   bool finished = false;
   // In epoch e chunk c belongs to class (c + e) mod threads, and thread t takes the chunks of
@@ -503,9 +515,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
           const uint64_t k = (thread + i) % T;
           // Class k's first chunk in the segment.
           const uint64_t first = seg_begin + (k + T - (seg_begin + epoch) % T) % T;
-          for (uint64_t c; !failed.load(std::memory_order_relaxed) &&
-                           (c = first + T * taken[k].taken.fetch_add(1, std::memory_order_relaxed)) <
-                               seg_end;)
+          for (uint64_t c;
+               !failed.load(std::memory_order_relaxed) &&
+               (c = first + T * taken[k].taken.fetch_add(1, std::memory_order_relaxed)) < seg_end;)
             process_chunk(epoch, c, ts[thread]);
         }
       } catch (...) {
@@ -527,8 +539,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs, const Word
   });
   if (failure) std::rethrow_exception(failure);
   res.seconds = seconds_since(t_train);
-  const double positions_done = double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) -
-                                double(positions_at_start);
+  const double positions_done =
+      double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) - double(positions_at_start);
   res.words_per_second = res.seconds > 0 ? positions_done / res.seconds : 0;
   res.trained_words = st.words_done;
   res.final_loss = st.last_epoch_loss;

@@ -97,7 +97,10 @@ TEST(Baseline, SamplerMatchesMaterialisedTable) {
     for (size_t i = 0; i < n; ++i) {
       std::vector<float> r = t.row(i);
       double dot = 0, rn = 0;
-      for (size_t j = 0; j < dim; ++j) { dot += double(q[j]) * r[j]; rn += double(r[j]) * r[j]; }
+      for (size_t j = 0; j < dim; ++j) {
+        dot += double(q[j]) * r[j];
+        rn += double(r[j]) * r[j];
+      }
       cos[i] = float(dot / std::sqrt(qn * rn));
     }
     full += mean_top(cos, k);

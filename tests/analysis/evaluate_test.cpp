@@ -85,7 +85,8 @@ void expect_analogies_equal(const AnalogyResult& ours, const nlohmann::json& g) 
   for (size_t i = 0; i < ours.sections.size(); ++i) {
     EXPECT_EQ(ours.sections[i].name, g["sections"][i][0].get<std::string>());
     EXPECT_EQ(ours.sections[i].correct, g["sections"][i][1].get<size_t>()) << ours.sections[i].name;
-    EXPECT_EQ(ours.sections[i].incorrect, g["sections"][i][2].get<size_t>()) << ours.sections[i].name;
+    EXPECT_EQ(ours.sections[i].incorrect, g["sections"][i][2].get<size_t>())
+        << ours.sections[i].name;
   }
   EXPECT_NEAR(ours.score, g["score"].get<double>(), 1e-12);
 }
@@ -122,7 +123,8 @@ TEST(EvaluateAnalogies, RejectsQuestionBeforeSection) {
 TEST(EvaluateWordPairs, EqualsGensim) {
   const Gensim& g = Gensim::get();
   for (size_t rv : {300000u, 40u}) {
-    PairsResult r = evaluate_word_pairs(g.emb, nullptr, g.dir.file("pairs.tsv"), {.restrict_vocab = rv});
+    PairsResult r =
+        evaluate_word_pairs(g.emb, nullptr, g.dir.file("pairs.tsv"), {.restrict_vocab = rv});
     const auto& want = g.res["pairs_" + std::to_string(rv)];
     EXPECT_NEAR(r.pearson, want["pearson"].get<double>(), 1e-6) << rv;
     EXPECT_NEAR(r.spearman, want["spearman"].get<double>(), 1e-9) << rv;

@@ -55,7 +55,8 @@ TEST(Explorer, LabelsTheKnownNeighbourhood) {
   std::vector<std::string> toks;
   for (auto& n : r.neighbors) toks.push_back(n.token);
   // Numbers and punctuation are not whole-word candidates; the query row is excluded.
-  EXPECT_EQ(toks, (std::vector<std::string>{"computers", "Computer", "calculator", "machine", "banana"}));
+  EXPECT_EQ(toks,
+            (std::vector<std::string>{"computers", "Computer", "calculator", "machine", "banana"}));
   EXPECT_EQ(r.neighbors[0].label.label, Label::kVariant);
   EXPECT_EQ(r.neighbors[1].label.label, Label::kVariant);
   EXPECT_EQ(r.neighbors[2].label.label, Label::kSynonym);  // calculator: computer.n.02
@@ -63,13 +64,16 @@ TEST(Explorer, LabelsTheKnownNeighbourhood) {
   EXPECT_EQ(r.neighbors[4].label.label, Label::kNoise);
   EXPECT_EQ(r.labels[Label::kVariant], 2u);
   EXPECT_EQ(r.labels[Label::kNoise], 1u);
-  for (size_t i = 1; i < r.neighbors.size(); ++i) EXPECT_GE(r.neighbors[i - 1].score, r.neighbors[i].score);
+  for (size_t i = 1; i < r.neighbors.size(); ++i)
+    EXPECT_GE(r.neighbors[i - 1].score, r.neighbors[i].score);
   EXPECT_GT(r.neighbors[0].score, 0.9f);
   EXPECT_EQ(r.n_candidates, 13u);  // 16 rows - 1990 - "..." - the query
-  ASSERT_EQ(r.rows.size(), 2u);  // "computer" and "Computer"
+  ASSERT_EQ(r.rows.size(), 2u);    // "computer" and "Computer"
   EXPECT_EQ(r.rows[r.query_variant].text, "computer");
   EXPECT_FALSE(r.composed);
-  EXPECT_NE(r.verdict.find("2 of 5 neighbours are spelling or inflection variants"), std::string::npos) << r.verdict;
+  EXPECT_NE(r.verdict.find("2 of 5 neighbours are spelling or inflection variants"),
+            std::string::npos)
+      << r.verdict;
 }
 
 TEST(Explorer, AllTokensIncludesNumbers) {
@@ -91,7 +95,7 @@ TEST(Explorer, BaselineHasSameShapeAndIsSeeded) {
   EXPECT_EQ(a.baseline.top_scores, b.baseline.top_scores);
   EXPECT_EQ(a.baseline.labels.total(), 5u);
   EXPECT_EQ(a.baseline.init, "uniform:0.015625");  // word2vec's (rand - 0.5) / dim
-  EXPECT_EQ(a.baseline.scores.n, a.scores.n);        // same candidates
+  EXPECT_EQ(a.baseline.scores.n, a.scores.n);      // same candidates
   // The baseline never returns the query's own row or a non-candidate.
   for (auto& n : a.baseline.neighbors) {
     EXPECT_NE(n.token, "computer");
@@ -145,14 +149,19 @@ TEST(ExploreVerdict, SaysWhatTheCountsSay) {
   m.noise_kinds["unrelated"] = 1;
   b.by_label = {0, 0, 0, 10};
   std::string v = explore_verdict(m, b, 0.62, 0.14, 0.146);
-  EXPECT_NE(v.find("6 of 10 neighbours are spelling or inflection variants of the query; 3 are related "
-                   "concepts; none is a synonym; 1 is noise"), std::string::npos) << v;
+  EXPECT_NE(
+      v.find("6 of 10 neighbours are spelling or inflection variants of the query; 3 are related "
+             "concepts; none is a synonym; 1 is noise"),
+      std::string::npos)
+      << v;
   EXPECT_NE(v.find("groups surface forms more than meanings"), std::string::npos) << v;
   EXPECT_NE(v.find("gives 10 noise neighbours with cosine under 0.15"), std::string::npos) << v;
   m.by_label = {0, 0, 0, 10};
   v = explore_verdict(m, b, 0.7, 0.3, 0.33);
   EXPECT_NE(v.find("0 of 10 neighbours are spelling or inflection variants of the query; none is a "
-                   "related concept; none is a synonym; 10 are noise"), std::string::npos) << v;
+                   "related concept; none is a synonym; 10 are noise"),
+            std::string::npos)
+      << v;
   m.by_label = {1, 1, 1, 7};
   v = explore_verdict(m, b, 0.1, 0.14, 0.146);
   EXPECT_NE(v.find("Most neighbours are noise"), std::string::npos) << v;

@@ -16,7 +16,9 @@ LabelResult L(std::string_view q, std::string_view n, bool marks = false) {
   return lab().label(q, TokenInfo{.text = n, .vocab_marks_word_starts = marks});
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 TEST(Labeller, PluralIsVariantBySharedLemma) {
   auto r = L("computer", "computers");
@@ -32,9 +34,17 @@ TEST(Labeller, CaseAndLeadingSpaceIsVariant) {
 }
 
 TEST(Labeller, TokenizerMarkersAreIgnored) {
-  EXPECT_EQ(L("computer", "\xC4\xA0" "computer").label, Label::kVariant);    // GPT-2 "Ġ"
-  EXPECT_EQ(L("computer", "\xE2\x96\x81" "Computer").label, Label::kVariant);  // SentencePiece
-  EXPECT_EQ(L("computer", "computer</w>").label, Label::kVariant);            // CLIP
+  EXPECT_EQ(L("computer",
+              "\xC4\xA0"
+              "computer")
+                .label,
+            Label::kVariant);  // GPT-2 "Ġ"
+  EXPECT_EQ(L("computer",
+              "\xE2\x96\x81"
+              "Computer")
+                .label,
+            Label::kVariant);                                       // SentencePiece
+  EXPECT_EQ(L("computer", "computer</w>").label, Label::kVariant);  // CLIP
 }
 
 TEST(Labeller, IrregularFormIsVariantViaExceptionList) {
@@ -53,8 +63,11 @@ TEST(Labeller, SharedStemIsVariantWhenWordNetLinksTheWords) {
 
 TEST(Labeller, SharedStemIsNotEnoughForDifferentLemmas) {
   // Snowball joins them; WordNet knows both, with no link and no definition of one by the other.
-  for (auto [a, b] : {std::pair{"physics", "physically"}, {"emergency", "emergence"}, {"unit", "unite"},
-                      {"considerable", "considerate"}, {"expedition", "expedite"},
+  for (auto [a, b] : {std::pair{"physics", "physically"},
+                      {"emergency", "emergence"},
+                      {"unit", "unite"},
+                      {"considerable", "considerate"},
+                      {"expedition", "expedite"},
                       {"university", "universe"}}) {
     auto r = L(a, b);
     EXPECT_NE(r.label, Label::kVariant) << a << " ~ " << b << ": " << r.evidence;
@@ -78,7 +91,8 @@ TEST(Labeller, AffixDerivationConfirmedByWordNetIsVariant) {
   EXPECT_TRUE(contains(r.evidence, "'un-' + controlled (control)")) << r.evidence;
   r = L("reread", "read");  // linked: reread.v.01 -hypernym-> read.v.01
   EXPECT_EQ(r.label, Label::kVariant);
-  EXPECT_TRUE(contains(r.evidence, "WordNet link: reread.v.01 -hypernym-> read.v.01")) << r.evidence;
+  EXPECT_TRUE(contains(r.evidence, "WordNet link: reread.v.01 -hypernym-> read.v.01"))
+      << r.evidence;
   EXPECT_EQ(L("happy", "unhappy").label, Label::kVariant);
   EXPECT_EQ(L("quick", "quickly").label, Label::kVariant);
   EXPECT_EQ(L("load", "overload").label, Label::kVariant);

@@ -63,7 +63,8 @@ TEST(TableStats, EqualsNumpy) {
   EXPECT_NEAR(s.k_occurrence_skew, want["skew"].get<double>(), 1e-6);
   EXPECT_NEAR(s.antihub_share, want["antihub"].get<double>(), 1e-9);
   ASSERT_EQ(s.pca_explained.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(s.pca_explained[i], want["pca"][i].get<double>(), 1e-4) << i;
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_NEAR(s.pca_explained[i], want["pca"][i].get<double>(), 1e-4) << i;
 }
 
 const char* kCompareScript = R"(
@@ -119,8 +120,11 @@ TEST(CompareTables, TablesWithoutSharedRowsAreRejected) {
   LoadedEmbeddings a, b;
   a.table = EmbeddingTable::from_f32(2, 2, {1, 0, 0, 1});
   b.table = EmbeddingTable::from_f32(3, 2, {1, 0, 0, 1, 1, 1});
-  a.vocab.add("x"); a.vocab.add("y");
-  b.vocab.add("p"); b.vocab.add("q"); b.vocab.add("r");
+  a.vocab.add("x");
+  a.vocab.add("y");
+  b.vocab.add("p");
+  b.vocab.add("q");
+  b.vocab.add("r");
   a.path = "a.txt";
   b.path = "b.txt";
   try {

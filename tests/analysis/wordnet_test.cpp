@@ -25,7 +25,8 @@ TEST(WordNet, FindsCarSynsetWithItsSynonyms) {
   auto ids = wn().synsets("car", WnPos::kNoun);
   ASSERT_EQ(ids.size(), 5u);  // WordNet 3.0: car has 5 noun senses
   Synset s = wn().synset(ids[0]);
-  EXPECT_EQ(s.words, (std::vector<std::string>{"car", "auto", "automobile", "machine", "motorcar"}));
+  EXPECT_EQ(s.words,
+            (std::vector<std::string>{"car", "auto", "automobile", "machine", "motorcar"}));
   EXPECT_EQ(wn().synset_name(s), "car.n.01");
   EXPECT_NE(s.gloss.find("motor vehicle"), std::string::npos);
   EXPECT_EQ(wn().synsets("automobile", WnPos::kNoun), std::vector<SynsetId>{ids[0]});
@@ -125,7 +126,8 @@ void expect_error(F f, ErrorCode code, std::initializer_list<std::string> parts)
     ADD_FAILURE() << "no error thrown";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), code) << e.what();
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
 }
 
@@ -181,21 +183,28 @@ TEST(WordNetBadFiles, RejectsPointerCountBeyondLine) {
 TEST(WordNetBadFiles, RejectsUnknownPointerPos) {
   FakeDict d("dog n 1 0 1 0 00000000\n", "00000000 05 n 01 dog 0 001 @ 00000000 q 0000 | a dog\n");
   WordNet w = WordNet::open(d.dir.path());
-  expect_error([&] { w.synset({WnPos::kNoun, 0}); }, ErrorCode::kCorrupt,
-               {"data.noun", "pos 'q'", "n v a s r"});
+  expect_error(
+      [&] {
+        w.synset({WnPos::kNoun, 0});
+      },
+      ErrorCode::kCorrupt, {"data.noun", "pos 'q'", "n v a s r"});
 }
 
 TEST(WordNetBadFiles, RejectsSourceWordBeyondWordCount) {
   FakeDict d("dog n 1 0 1 0 00000000\n", "00000000 05 n 01 dog 0 001 + 00000000 n 0501 | a dog\n");
   WordNet w = WordNet::open(d.dir.path());
-  expect_error([&] { w.synset({WnPos::kNoun, 0}); }, ErrorCode::kCorrupt,
-               {"data.noun", "source word 5 > w_cnt 1"});
+  expect_error(
+      [&] {
+        w.synset({WnPos::kNoun, 0});
+      },
+      ErrorCode::kCorrupt, {"data.noun", "source word 5 > w_cnt 1"});
 }
 
 TEST(WordNetBadFiles, RejectsOneFieldExceptionLine) {
   FakeDict d("dog n 1 0 1 0 00000000\n", kGoodData);
   test::write_file(d.dir.file("noun.exc"), "geese goose\nmice\n");
-  expect_error([&] { WordNet::open(d.dir.path()); }, ErrorCode::kCorrupt, {"noun.exc", "line 2", "'mice'"});
+  expect_error([&] { WordNet::open(d.dir.path()); }, ErrorCode::kCorrupt,
+               {"noun.exc", "line 2", "'mice'"});
 }
 
 TEST(WordNetBadFiles, GoodFakeDictParses) {

@@ -40,7 +40,8 @@ std::vector<TokenId> brute_top(const EmbeddingTable& t, size_t self, size_t k) {
     if (i == self) continue;
     std::vector<float> r = t.row(i);
     double d = 0, nq = 0, nr = 0;
-    for (size_t j = 0; j < r.size(); ++j) d += double(q[j]) * r[j], nq += double(q[j]) * q[j], nr += double(r[j]) * r[j];
+    for (size_t j = 0; j < r.size(); ++j)
+      d += double(q[j]) * r[j], nq += double(q[j]) * q[j], nr += double(r[j]) * r[j];
     all.push_back({-d / std::sqrt(nq * nr), TokenId(i)});
   }
   std::sort(all.begin(), all.end());
@@ -61,14 +62,16 @@ TEST(ApiNeighbors, SingleAndBatchEqualABruteForceScan) {
   std::vector<TokenId> got;
   for (auto& n : one.answers[0].neighbors) got.push_back(n.id);
   EXPECT_EQ(got, brute_top(h->table(), 17, 5));
-  r.queries = {api::NeighborQuery::word("w17"), api::NeighborQuery::word("nope"), api::NeighborQuery::row(99)};
+  r.queries = {api::NeighborQuery::word("w17"), api::NeighborQuery::word("nope"),
+               api::NeighborQuery::row(99)};
   auto batch = api::neighbors(*h, r);
   ASSERT_EQ(batch.answers.size(), 3u);
   EXPECT_TRUE(batch.batch);
   std::vector<TokenId> got_b;
   for (auto& n : batch.answers[0].neighbors) got_b.push_back(n.id);
   EXPECT_EQ(got_b, got);
-  EXPECT_NE(batch.answers[1].error.find("'nope' is not in the vocabulary"), std::string::npos) << batch.answers[1].error;
+  EXPECT_NE(batch.answers[1].error.find("'nope' is not in the vocabulary"), std::string::npos)
+      << batch.answers[1].error;
   std::vector<TokenId> got_id;
   for (auto& n : batch.answers[2].neighbors) got_id.push_back(n.id);
   EXPECT_EQ(got_id, brute_top(h->table(), 99, 5));
@@ -119,7 +122,8 @@ TEST(ApiNeighbors, BadRequestsAreErrorsNamingTheProblem) {
     api::neighbors(*h, r);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("3 values, the model's dim is 8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 values, the model's dim is 8"), std::string::npos)
+        << e.what();
   }
   r.queries = {api::NeighborQuery::vec({1, 2, 3, 4, 5, 6, 7, NAN})};
   EXPECT_THROW(api::neighbors(*h, r), Error);

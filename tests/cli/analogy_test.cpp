@@ -38,8 +38,9 @@ class RelationsCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    test::run_python(test::read_file(std::string(ES_SOURCE_DIR) + "/tests/search/train_brown.py") + kOracle,
-                     {dir_->path(), "--files", "120"});
+    test::run_python(
+        test::read_file(std::string(ES_SOURCE_DIR) + "/tests/search/train_brown.py") + kOracle,
+        {dir_->path(), "--files", "120"});
     e_ = new json(json::parse(test::read_file(dir_->file("gensim.json"))));
   }
   static void TearDownTestSuite() {
@@ -80,7 +81,8 @@ TEST_F(RelationsCli, SimilarityRankAndDoesntMatchEqualGensim) {
   ASSERT_GE((*e_)["pairs"].size(), 2u);
   for (const auto& p : (*e_)["pairs"]) {
     std::string ab = p["a"].get<std::string>() + " " + p["b"].get<std::string>();
-    EXPECT_NEAR(cli("similarity", ab)["similarity"].get<double>(), p["sim"].get<double>(), 1e-5) << ab;
+    EXPECT_NEAR(cli("similarity", ab)["similarity"].get<double>(), p["sim"].get<double>(), 1e-5)
+        << ab;
     EXPECT_EQ(cli("rank", ab)["rank"], p["rank"]) << ab;
   }
   for (const auto& o : (*e_)["odd"]) {
@@ -98,7 +100,8 @@ TEST_F(RelationsCli, UnknownWordsAndWrongArityAreUsageErrors) {
   r = test::run(test::shell_quote(test::cli_path()) + " similarity " + f + " man zzzqqq");
   EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("'zzzqqq' is not in the vocabulary"), std::string::npos) << r.err;
-  r = test::run(test::shell_quote(test::cli_path()) + " analogy " + f + " man he woman --method 4cos");
+  r = test::run(test::shell_quote(test::cli_path()) + " analogy " + f +
+                " man he woman --method 4cos");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown analogy method '4cos'"), std::string::npos) << r.err;
 }

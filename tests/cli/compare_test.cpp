@@ -1,5 +1,6 @@
 // End-to-end: `embedscope compare` on files gensim wrote.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -14,9 +15,11 @@ import sys, numpy as np
 from gensim.models import KeyedVectors
 kv = KeyedVectors(8); kv.add_vectors(["w%d" % i for i in range(60)], np.random.default_rng(2).normal(size=(60, 8)).astype(np.float32))
 kv.save_word2vec_format(sys.argv[1])
-)", {d.file("a.txt")});
+)",
+                      {d.file("a.txt")});
   ASSERT_EQ(p.rc, 0) << p.err;
-  auto r = run(shell_quote(cli_path()) + " compare " + d.file("a.txt") + " " + d.file("a.txt") + " -k 5 --json");
+  auto r = run(shell_quote(cli_path()) + " compare " + d.file("a.txt") + " " + d.file("a.txt") +
+               " -k 5 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["shared_rows"], 60);

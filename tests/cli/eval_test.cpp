@@ -1,5 +1,6 @@
 // End-to-end: `embedscope eval` equals gensim on the same word2vec file.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -32,15 +33,18 @@ with open(out + "/p.tsv", "w") as f:
 s, secs = kv.evaluate_word_analogies(out + "/q.txt")
 pr, sp, oov = kv.evaluate_word_pairs(out + "/p.tsv")
 print(json.dumps({"score": s, "correct": len(secs[-1]["correct"]), "pearson": float(pr[0]), "spearman": float(sp[0]), "oov": oov}))
-)", {d.path()});
+)",
+                      {d.path()});
   ASSERT_EQ(p.rc, 0) << p.err;
   auto want = json::parse(p.out);
-  auto a = run(shell_quote(cli_path()) + " eval analogy " + d.file("q.txt") + " --model " + d.file("v.txt") + " --json");
+  auto a = run(shell_quote(cli_path()) + " eval analogy " + d.file("q.txt") + " --model " +
+               d.file("v.txt") + " --json");
   ASSERT_EQ(a.rc, 0) << a.err;
   auto ja = json::parse(a.out);
   EXPECT_DOUBLE_EQ(ja["score"].get<double>(), want["score"].get<double>());
   EXPECT_EQ(ja["sections"].back()["correct"], want["correct"]);
-  auto s = run(shell_quote(cli_path()) + " eval similarity " + d.file("p.tsv") + " --model " + d.file("v.txt") + " --json");
+  auto s = run(shell_quote(cli_path()) + " eval similarity " + d.file("p.tsv") + " --model " +
+               d.file("v.txt") + " --json");
   ASSERT_EQ(s.rc, 0) << s.err;
   auto js = json::parse(s.out);
   EXPECT_NEAR(js["spearman"].get<double>(), want["spearman"].get<double>(), 1e-9);

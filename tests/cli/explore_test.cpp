@@ -1,5 +1,6 @@
 // End-to-end: `embedscope explore` on a word2vec file numpy wrote with a planted neighbourhood.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -21,14 +22,16 @@ words += [("filler%d" % i, rng.normal(size=dim) * 3) for i in range(30)]
 with open(sys.argv[1], "w") as f:
     f.write("%d %d\n" % (len(words), dim))
     for w, v in words: f.write(w + " " + " ".join("%.6f" % x for x in v) + "\n")
-)", {d.file("vec.txt")});
+)",
+                      {d.file("vec.txt")});
   ASSERT_EQ(r.rc, 0) << r.err;
 }
 
 TEST(CliExplore, JsonHasLabelledNeighboursBaselineAndVerdict) {
   TempDir d;
   make_model(d);
-  auto r = run(shell_quote(cli_path()) + " explore computer --model " + d.file("vec.txt") + " -k 4 --json");
+  auto r = run(shell_quote(cli_path()) + " explore computer --model " + d.file("vec.txt") +
+               " -k 4 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["query"], "computer");
@@ -50,13 +53,15 @@ TEST(CliExplore, JsonHasLabelledNeighboursBaselineAndVerdict) {
   EXPECT_EQ(total, 4);
   EXPECT_EQ(j["rows"][0]["text"], "computer");
   EXPECT_TRUE(j["rows"][0]["used"].get<bool>());
-  EXPECT_NE(j["verdict"].get<std::string>().find("2 of 4 neighbours"), std::string::npos) << j["verdict"];
+  EXPECT_NE(j["verdict"].get<std::string>().find("2 of 4 neighbours"), std::string::npos)
+      << j["verdict"];
 }
 
 TEST(CliExplore, TextOutputShowsTableAndVerdict) {
   TempDir d;
   make_model(d);
-  auto r = run(shell_quote(cli_path()) + " explore computer --model " + d.file("vec.txt") + " -k 3");
+  auto r =
+      run(shell_quote(cli_path()) + " explore computer --model " + d.file("vec.txt") + " -k 3");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("computers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("random baseline"), std::string::npos) << r.out;
@@ -74,7 +79,8 @@ TEST(CliExplore, UnknownWordExitsNotFound) {
 TEST(CliExplore, SampleReportsLabelMix) {
   TempDir d;
   make_model(d);
-  auto r = run(shell_quote(cli_path()) + " explore --sample 3 --model " + d.file("vec.txt") + " -k 2 --json");
+  auto r = run(shell_quote(cli_path()) + " explore --sample 3 --model " + d.file("vec.txt") +
+               " -k 2 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["words"].size(), 3u);

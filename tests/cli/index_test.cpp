@@ -34,7 +34,8 @@ TEST(IndexCli, BuildQueryCheckRecallAndRefuseAChangedModel) {
   test::run_python(kMake, {d.path()});
   std::string cli = test::shell_quote(test::cli_path());
   auto r = test::run(cli + " index build --model " + test::shell_quote(d.file("m.txt")) + " -o " +
-                     test::shell_quote(d.file("m.hnsw")) + " --M 16 --ef-construction 100 --threads 2 --json");
+                     test::shell_quote(d.file("m.hnsw")) +
+                     " --M 16 --ef-construction 100 --threads 2 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   json b = json::parse(r.out);
   EXPECT_EQ(b["rows"], 2000);
@@ -58,8 +59,8 @@ TEST(IndexCli, BuildQueryCheckRecallAndRefuseAChangedModel) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["mode"], "hnsw");
   // The index remembers its model.
-  r = test::run(cli + " index query --model " + test::shell_quote(d.file("changed.txt")) + " --index " +
-                test::shell_quote(d.file("m.hnsw")) + " t3");
+  r = test::run(cli + " index query --model " + test::shell_quote(d.file("changed.txt")) +
+                " --index " + test::shell_quote(d.file("m.hnsw")) + " t3");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("index was built for a different model"), std::string::npos) << r.err;
 }

@@ -70,17 +70,21 @@ TEST_F(InfoCli, LargeMatrixNormsAreSampledUnlessFullStats) {
   json want = json::parse(test::read_file(file("big_norms.json")));
   for (const char* mode : {"sample", "full"}) {
     const bool full = std::string(mode) == "full";
-    auto r = info(test::shell_quote(file("big.safetensors")) + " --json" + (full ? " --full-stats" : ""));
+    auto r = info(test::shell_quote(file("big.safetensors")) + " --json" +
+                  (full ? " --full-stats" : ""));
     ASSERT_EQ(r.rc, 0) << r.err;
     json j = json::parse(r.out);
     EXPECT_EQ(j["norms"]["sampled"], !full) << mode;
     EXPECT_EQ(j["norms"]["rows"], full ? 11000 : 4096) << mode;
     for (const char* k : {"min", "mean", "max"})
-      EXPECT_NEAR(j["norms"][k].get<double>(), want[mode][k].get<double>(), 1e-4 * want[mode][k].get<double>())
+      EXPECT_NEAR(j["norms"][k].get<double>(), want[mode][k].get<double>(),
+                  1e-4 * want[mode][k].get<double>())
           << mode << " " << k;
   }
   auto text = info(test::shell_quote(file("big.safetensors")));
-  EXPECT_NE(text.out.find("over 4096 of 11000 rows (64 evenly spaced runs); --full-stats reads every row"), std::string::npos)
+  EXPECT_NE(text.out.find(
+                "over 4096 of 11000 rows (64 evenly spaced runs); --full-stats reads every row"),
+            std::string::npos)
       << text.out;
 }
 
@@ -130,7 +134,8 @@ TEST_F(InfoCli, HumanOutputNamesTensorAndReason) {
 }
 
 TEST_F(InfoCli, TensorOverride) {
-  auto r = info(test::shell_quote(file("llama.bin")) + " --tensor model.embed_tokens.weight --json");
+  auto r =
+      info(test::shell_quote(file("llama.bin")) + " --tensor model.embed_tokens.weight --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["tensor"], "model.embed_tokens.weight");
 }

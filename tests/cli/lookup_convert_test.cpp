@@ -1,5 +1,6 @@
 // End-to-end: `embedscope lookup` and `convert` against files numpy and gensim wrote.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -23,7 +24,8 @@ kv.add_vectors([f"w{i}" for i in range(50)], W)
 kv.save_word2vec_format(d + "/v.txt", binary=False)
 kv.save_word2vec_format(d + "/v.bin", binary=True)
 np.save(d + "/v.npy", W)
-)", {d.path()});
+)",
+             {d.path()});
 }
 
 }  // namespace
@@ -41,7 +43,8 @@ kv = KeyedVectors.load_word2vec_format(sys.argv[1], binary=True)
 got = np.array(json.loads(sys.argv[2])["rows"][0]["vector"], dtype=np.float32)
 assert np.array_equal(got, kv["w7"]), (got, kv["w7"])
 print("ok")
-)", {d.file("v.bin"), j.dump()});
+)",
+                          {d.file("v.bin"), j.dump()});
   EXPECT_EQ(check.out, "ok\n");
 }
 
@@ -56,7 +59,8 @@ import sys, numpy as np
 W = np.load(sys.argv[1]); R = np.load(sys.argv[2])
 assert R.dtype == np.float32 and np.array_equal(R, W[[3, 0, 49]])
 print("ok")
-)", {d.file("v.npy"), d.file("rows.npy")});
+)",
+                          {d.file("v.npy"), d.file("rows.npy")});
   EXPECT_EQ(check.out, "ok\n");
 }
 
@@ -79,7 +83,8 @@ TEST(CliLookup, UnknownWordIsNotFound) {
 TEST(CliConvert, Word2VecToSafetensorsToWord2VecBinReadsBackInGensim) {
   TempDir d;
   make_fixtures(d);
-  auto r1 = run(shell_quote(cli_path()) + " convert " + d.file("v.txt") + " " + d.file("v.safetensors"));
+  auto r1 =
+      run(shell_quote(cli_path()) + " convert " + d.file("v.txt") + " " + d.file("v.safetensors"));
   ASSERT_EQ(r1.rc, 0) << r1.err;
   auto r2 = run(shell_quote(cli_path()) + " convert " + d.file("v.safetensors") + " " +
                 d.file("back.bin") + " --to word2vec-bin");
@@ -92,14 +97,16 @@ b = KeyedVectors.load_word2vec_format(sys.argv[2], binary=True)
 assert a.index_to_key == b.index_to_key
 assert np.array_equal(a.vectors, b.vectors)
 print("ok")
-)", {d.file("v.txt"), d.file("back.bin")});
+)",
+                          {d.file("v.txt"), d.file("back.bin")});
   EXPECT_EQ(check.out, "ok\n");
 }
 
 TEST(CliConvert, UnknownTargetFormatIsUsageError) {
   TempDir d;
   make_fixtures(d);
-  auto r = run(shell_quote(cli_path()) + " convert " + d.file("v.npy") + " " + d.file("x") + " --to parquet");
+  auto r = run(shell_quote(cli_path()) + " convert " + d.file("v.npy") + " " + d.file("x") +
+               " --to parquet");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("parquet"), std::string::npos) << r.err;
 }

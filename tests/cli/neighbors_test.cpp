@@ -73,7 +73,8 @@ class NeighborsCli : public ::testing::Test {
     delete dir_;
   }
   static json neighbors(const std::string& args) {
-    auto r = test::run(test::shell_quote(test::cli_path()) + " neighbors " + args + " --json --threads 2");
+    auto r = test::run(test::shell_quote(test::cli_path()) + " neighbors " + args +
+                       " --json --threads 2");
     EXPECT_EQ(r.rc, 0) << args << "\n" << r.err;
     return r.rc == 0 ? json::parse(r.out) : json::object();
   }
@@ -83,7 +84,8 @@ class NeighborsCli : public ::testing::Test {
     for (size_t r = 0; r < want["ids"].size(); ++r) {
       EXPECT_EQ(got["neighbors"][r]["id"], want["ids"][r]) << what << " rank " << r;
       double ws = want["scores"][r];
-      EXPECT_NEAR(got["neighbors"][r]["score"].get<double>(), ws, tol * std::max(1.0, std::fabs(ws)))
+      EXPECT_NEAR(got["neighbors"][r]["score"].get<double>(), ws,
+                  tol * std::max(1.0, std::fabs(ws)))
           << what << " rank " << r;
     }
   }
@@ -96,7 +98,8 @@ json* NeighborsCli::e_;
 TEST_F(NeighborsCli, EveryMetricDtypeAndModeEqualsTorchTopk) {
   const json& e = *e_;
   ASSERT_TRUE(e.contains("BF16"));
-  std::map<std::string, std::string> files{{"F32", "f32.txt"}, {"F16", "f16.npy"}, {"BF16", "bf16.safetensors"}};
+  std::map<std::string, std::string> files{
+      {"F32", "f32.txt"}, {"F16", "f16.npy"}, {"BF16", "bf16.safetensors"}};
   for (auto& [dt, file] : files) {
     for (std::string metric : {"cosine", "dot", "l2"}) {
       for (std::string mode : {"exact", "fast"}) {
@@ -107,7 +110,8 @@ TEST_F(NeighborsCli, EveryMetricDtypeAndModeEqualsTorchTopk) {
           EXPECT_EQ(got["mode"], mode);
           EXPECT_EQ(got["metric"], metric);
           EXPECT_TRUE(got["elapsed_ms"].is_number());
-          expect_list(got, e[dt][metric][qn], dt + " " + metric + " " + mode + " q" + std::to_string(q), 1e-5);
+          expect_list(got, e[dt][metric][qn],
+                      dt + " " + metric + " " + mode + " q" + std::to_string(q), 1e-5);
         }
       }
     }
@@ -120,7 +124,8 @@ TEST_F(NeighborsCli, WordQueryShowsTokensAndExcludesTheQuery) {
   EXPECT_EQ(got["resolved"]["how"], "word");
   EXPECT_EQ(got["resolved"]["ids"], json::array({150}));
   expect_list(got, (*e_)["F32"]["cosine"][1], "word query", 1e-5);
-  for (const auto& n : got["neighbors"]) EXPECT_EQ(n["token"], "w" + std::to_string(n["id"].get<int>()));
+  for (const auto& n : got["neighbors"])
+    EXPECT_EQ(n["token"], "w" + std::to_string(n["id"].get<int>()));
   // --include-query keeps the query row: it is its own nearest neighbour.
   json inc = neighbors(test::shell_quote(dir_->file("f32.txt")) + " w150 -k 2 --include-query");
   EXPECT_EQ(inc["neighbors"][0]["id"], 150);

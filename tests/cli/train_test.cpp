@@ -32,7 +32,9 @@ std::string topic_corpus(size_t n_sentences, unsigned seed) {
   return s;
 }
 
-CommandResult cli(const std::string& args) { return run(shell_quote(cli_path()) + " train " + args); }
+CommandResult cli(const std::string& args) {
+  return run(shell_quote(cli_path()) + " train " + args);
+}
 
 // Reads a safetensors header with nothing but struct + json.
 const char* kHeaderScript = R"PY(
@@ -115,7 +117,8 @@ TEST(CliTrain, Word2VecOutputLoadsInGensimAndLearnedTopics) {
     ASSERT_EQ(r.rc, 0) << r.err;
     auto py = run_python(
         "import sys\nfrom gensim.models import KeyedVectors\n"
-        "kv = KeyedVectors.load_word2vec_format(sys.argv[1], binary=sys.argv[2] == 'word2vec-bin')\n"
+        "kv = KeyedVectors.load_word2vec_format(sys.argv[1], binary=sys.argv[2] == "
+        "'word2vec-bin')\n"
         "near = [w for w, _ in kv.most_similar('a3', topn=5)]\n"
         "print(len(kv), kv.vector_size, sum(w[0] == 'a' for w in near))\n",
         {out, fmt});
@@ -161,7 +164,8 @@ TEST(CliTrain, RowStatsFile) {
 TEST(CliTrain, TokenModeHasOneRowPerGpt2Id) {
   TempDir d;
   std::string text;
-  for (int i = 0; i < 50; ++i) text += "On Monday the whale swam past the ship. On Tuesday it rained.\n";
+  for (int i = 0; i < 50; ++i)
+    text += "On Monday the whale swam past the ship. On Tuesday it rained.\n";
   write_file(d.file("c.txt"), text);
   auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("t.safetensors")) +
                " --tokenizer gpt2 --dim 8 --epochs 1 --min-count 1 --threads 1 -q --json");
@@ -180,8 +184,9 @@ TEST(CliTrain, TokenModeHasOneRowPerGpt2Id) {
 TEST(CliTrain, KilledAtRandomMomentsResumesBitIdentically) {
   TempDir d;
   write_file(d.file("c.txt"), topic_corpus(12000, 5));
-  const std::string common = " --dim 16 --epochs 3 --min-count 1 --threads 1 --seed 3 -q"
-                             " --format word2vec-bin --checkpoint-every 1";
+  const std::string common =
+      " --dim 16 --epochs 3 --min-count 1 --threads 1 --seed 3 -q"
+      " --format word2vec-bin --checkpoint-every 1";
   auto ref = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("ref.bin")) + common);
   ASSERT_EQ(ref.rc, 0) << ref.err;
   const std::string want = read_file(d.file("ref.bin"));
@@ -223,7 +228,8 @@ TEST(CliTrain, KilledAtRandomMomentsResumesBitIdentically) {
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng)));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng)));
     }
     if (!exited) {
       kill(pid, SIGKILL);
@@ -232,7 +238,8 @@ TEST(CliTrain, KilledAtRandomMomentsResumesBitIdentically) {
     bool had_ckpt = std::filesystem::exists(out + ".ckpt");
     auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(out) + common + " --resume");
     ASSERT_EQ(r.rc, 0) << "iteration " << iter << ": " << r.err;
-    EXPECT_TRUE(read_file(out) == want) << "iteration " << iter << " differs from the uninterrupted run";
+    EXPECT_TRUE(read_file(out) == want)
+        << "iteration " << iter << " differs from the uninterrupted run";
     resumed_from_checkpoint += had_ckpt;
     for (auto& e : std::filesystem::directory_iterator(d.path()))
       EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
@@ -244,16 +251,19 @@ TEST(CliTrain, BadInputGivesClearErrors) {
   TempDir d;
   write_file(d.file("c.txt"), "one two three\n");
   write_file(d.file("empty.txt"), "");
-  auto r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) + " -q");
+  auto r =
+      cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) + " -q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("min_count = 5"), std::string::npos) << r.err;
   r = cli(shell_quote(d.file("empty.txt")) + " -o " + shell_quote(d.file("v.safetensors")) + " -q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("empty vocabulary"), std::string::npos) << r.err;
-  r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) + " --dim 0");
+  r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) +
+          " --dim 0");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("dim 0"), std::string::npos) << r.err;
-  r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) + " --window 100000");
+  r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("v.safetensors")) +
+          " --window 100000");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("window 100000"), std::string::npos) << r.err;
   r = cli(shell_quote(d.file("c.txt")) + " -o " + shell_quote(d.file("no/such/dir/v.safetensors")) +

@@ -1,14 +1,13 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 #include "embedscope/core/atomic_file.h"
 #include "embedscope/core/blas.h"
@@ -96,9 +95,11 @@ TEST(ThreadPool, CoversRangeAndRethrows) {
     for (size_t i = b; i < e; ++i) sum += i;
   });
   EXPECT_EQ(sum.load(), 999u * 1000 / 2);
-  EXPECT_THROW(pool.parallel_for(10, [](size_t, size_t, size_t t) {
-    if (t == 1) throw Error(ErrorCode::kIo, "boom");
-  }), Error);
+  EXPECT_THROW(pool.parallel_for(10,
+                                 [](size_t, size_t, size_t t) {
+                                   if (t == 1) throw Error(ErrorCode::kIo, "boom");
+                                 }),
+               Error);
 }
 
 // Idle workers spin ~1 ms, then sleep on the condition variable (thread_pool.h). Jobs back to
@@ -210,7 +211,8 @@ TEST(EmbeddingTable, RefusesRowsWiderThanTheLimit) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("1048577 values exceed the limit of 1048576"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(EmbeddingTable::copy_of(nullptr, 0, kMaxTableDim + 1, DType::kF16), Error);
   // With no columns the file's size bounds nothing: the row count has its own limit.
@@ -219,8 +221,10 @@ TEST(EmbeddingTable, RefusesRowsWiderThanTheLimit) {
     EmbeddingTable::from_f32(kMaxTableDim + 1, 0, {});
     FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("1048577 rows exceed the limit of 1048576 for a matrix with no columns"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "1048577 rows exceed the limit of 1048576 for a matrix with no columns"),
+              std::string::npos)
+        << e.what();
   }
 }
 

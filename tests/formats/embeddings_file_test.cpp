@@ -1,11 +1,12 @@
 // Format names, detection by content (not extension), and load/save dispatch.
+#include "embedscope/formats/embeddings_file.h"
+
 #include <gtest/gtest.h>
 
 #include <mutex>
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
-#include "embedscope/formats/embeddings_file.h"
 #include "embedscope/formats/npy.h"
 #include "embedscope/formats/safetensors.h"
 #include "formats/safetensors_cases.h"
@@ -24,14 +25,15 @@ void expect_error(F&& f, ErrorCode code, const std::vector<std::string>& needles
   } catch (const Error& e) {
     EXPECT_EQ(error_code_name(e.code()), error_code_name(code)) << e.what();
     for (const auto& n : needles)
-      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "lacks '" << n << "': " << e.what();
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos)
+          << "lacks '" << n << "': " << e.what();
   }
 }
 
 TEST(FormatNames, RoundTripThroughParse) {
-  for (FileFormat f : {FileFormat::kSafetensors, FileFormat::kNpy, FileFormat::kWord2VecText,
-                       FileFormat::kWord2VecBinary, FileFormat::kGlove, FileFormat::kPytorch,
-                       FileFormat::kGguf})
+  for (FileFormat f :
+       {FileFormat::kSafetensors, FileFormat::kNpy, FileFormat::kWord2VecText,
+        FileFormat::kWord2VecBinary, FileFormat::kGlove, FileFormat::kPytorch, FileFormat::kGguf})
     EXPECT_EQ(parse_format_name(format_name(f)), f) << format_name(f);
   EXPECT_EQ(format_name(FileFormat::kWord2VecBinary), "word2vec-bin");
   EXPECT_EQ(parse_format_name("SafeTensors"), FileFormat::kSafetensors);
@@ -53,18 +55,21 @@ with open(d + '/matrix.bin', 'wb') as f:
 with zipfile.ZipFile(d + '/model.weights', 'w') as z:  # torch.save's container
     z.writestr('archive/data.pkl', b'\x80\x02}q\x00.')
 open(d + '/legacy.pt.bak', 'wb').write(b'\x80\x02\x8a\x0alz\xfc\x9cF\xf9 j\xa8P\x19.')
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   ASSERT_EQ(r.rc, 0);
   EXPECT_EQ(detect_format(d.file("matrix.bin")), FileFormat::kNpy);
   EXPECT_EQ(detect_format(d.file("model.weights")), FileFormat::kPytorch);
   EXPECT_EQ(detect_format(d.file("legacy.pt.bak")), FileFormat::kPytorch);
 
   test::write_file(d.file("st.npy"),
-                   test::st_file(R"({"m":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}})", test::st_f32({1})));
+                   test::st_file(R"({"m":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}})",
+                                 test::st_f32({1})));
   EXPECT_EQ(detect_format(d.file("st.npy")), FileFormat::kSafetensors);
   test::write_file(d.file("padded"), test::st_file("  {}", ""));
   EXPECT_EQ(detect_format(d.file("padded")), FileFormat::kSafetensors);
-  test::write_file(d.file("g.safetensors"), std::string("GGUF\x03\0\0\0", 8) + std::string(16, '\0'));
+  test::write_file(d.file("g.safetensors"),
+                   std::string("GGUF\x03\0\0\0", 8) + std::string(16, '\0'));
   EXPECT_EQ(detect_format(d.file("g.safetensors")), FileFormat::kGguf);
   test::write_file(d.file("w.txt"), "2 3\na 0.125 -1.5 2.25\nb 4.5 5.25 6.125\n");
   EXPECT_EQ(detect_format(d.file("w.txt")), FileFormat::kWord2VecText);
@@ -88,7 +93,8 @@ TEST(DetectFormat, FallsBackToExtensionForBrokenBinaryFiles) {
 }
 
 TEST(DetectFormat, ReportsMissingFile) {
-  expect_error([] { detect_format("/nonexistent/x.npy"); }, ErrorCode::kNotFound, {"/nonexistent/x.npy"});
+  expect_error([] { detect_format("/nonexistent/x.npy"); }, ErrorCode::kNotFound,
+               {"/nonexistent/x.npy"});
 }
 
 TEST(LoadEmbeddings, DispatchesByContent) {
@@ -132,9 +138,10 @@ TEST(LoadEmbeddings, RejectsUnknownContent) {
 
 TEST(LoadEmbeddings, ForwardsWarningsToTheLogSink) {
   TempDir d;
-  test::write_file(d.file("w.safetensors"),
-                   test::st_file(R"({"m":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4],"x":1}})",
-                                 test::st_f32({1})));
+  test::write_file(
+      d.file("w.safetensors"),
+      test::st_file(R"({"m":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4],"x":1}})",
+                    test::st_f32({1})));
   std::vector<std::string> got;
   std::mutex mu;
   set_log_sink([&](LogLevel level, const std::string& m) {

@@ -288,7 +288,9 @@ TEST_F(GgufGenerated, TypedLookupsNameTheKeyAndTypes) {
     FAIL() << "no throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-    EXPECT_NE(std::string(e.what()).find("'k.u32' has type UINT32 (expected STRING)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'k.u32' has type UINT32 (expected STRING)"),
+              std::string::npos)
+        << e.what();
   }
   try {
     g.string_array("tokenizer.ggml.tokens");

@@ -14,10 +14,23 @@ namespace {
 // Little-endian GGUF byte builder.
 struct B {
   std::string s;
-  B& u8(uint8_t v) { s.push_back(char(v)); return *this; }
-  B& u32(uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); return *this; }
-  B& u64(uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); return *this; }
-  B& str(const std::string& x) { u64(x.size()); s += x; return *this; }
+  B& u8(uint8_t v) {
+    s.push_back(char(v));
+    return *this;
+  }
+  B& u32(uint32_t v) {
+    s.append(reinterpret_cast<const char*>(&v), 4);
+    return *this;
+  }
+  B& u64(uint64_t v) {
+    s.append(reinterpret_cast<const char*>(&v), 8);
+    return *this;
+  }
+  B& str(const std::string& x) {
+    u64(x.size());
+    s += x;
+    return *this;
+  }
   B& header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
     s += "GGUF";
     return u32(version).u64(n_tensors).u64(n_kv);
@@ -41,8 +54,8 @@ struct B {
 
 GgufFile parse(const std::string& bytes) {
   auto owner = std::make_shared<std::string>(bytes);
-  return GgufFile::from_bytes(owner, {reinterpret_cast<const std::byte*>(owner->data()), owner->size()},
-                              "t.gguf");
+  return GgufFile::from_bytes(
+      owner, {reinterpret_cast<const std::byte*>(owner->data()), owner->size()}, "t.gguf");
 }
 
 // Asserts that parsing throws `code` and that the message contains every fragment.
@@ -54,14 +67,18 @@ void expect_reject(const std::string& bytes, ErrorCode code, std::vector<std::st
     EXPECT_EQ(error_code_name(e.code()), error_code_name(code)) << e.what();
     std::string m = e.what();
     EXPECT_EQ(m.rfind("t.gguf: ", 0), 0u) << m;
-    for (const auto& f : fragments) EXPECT_NE(m.find(f), std::string::npos) << "'" << f << "' not in: " << m;
+    for (const auto& f : fragments)
+      EXPECT_NE(m.find(f), std::string::npos) << "'" << f << "' not in: " << m;
   }
 }
 
 // A valid one-tensor file: F32 [4 x 2] token_embd.weight, alignment 32.
 B valid_one_tensor() {
   B b;
-  b.header(1, 1).kv_str("general.architecture", "llama").tensor("token_embd.weight", {4, 2}, 0, 0).pad(32);
+  b.header(1, 1)
+      .kv_str("general.architecture", "llama")
+      .tensor("token_embd.weight", {4, 2}, 0, 0)
+      .pad(32);
   for (int k = 0; k < 8; ++k) {
     float f = float(k);
     b.s.append(reinterpret_cast<const char*>(&f), 4);
@@ -83,19 +100,27 @@ TEST(GgufReader, RejectsBadMagic) {
   expect_reject(b.s, ErrorCode::kCorrupt, {"bad magic", "byte offset 0"});
 }
 TEST(GgufReader, RejectsFileShorterThanHeader) {
-  expect_reject(std::string("GGUF\x03\x00\x00\x00\x00", 9), ErrorCode::kCorrupt, {"truncated", "n_tensors"});
+  expect_reject(std::string("GGUF\x03\x00\x00\x00\x00", 9), ErrorCode::kCorrupt,
+                {"truncated", "n_tensors"});
   expect_reject("GG", ErrorCode::kCorrupt, {"bad magic"});
 }
 // U2
-TEST(GgufReader, RejectsVersionZero) { expect_reject(B().header(0, 0, 0).s, ErrorCode::kCorrupt, {"version 0"}); }
-TEST(GgufReader, RejectsVersionOne) { expect_reject(B().header(0, 0, 1).s, ErrorCode::kUnsupported, {"version 1"}); }
-TEST(GgufReader, RejectsVersionFour) { expect_reject(B().header(0, 0, 4).s, ErrorCode::kUnsupported, {"version 4", "newer"}); }
+TEST(GgufReader, RejectsVersionZero) {
+  expect_reject(B().header(0, 0, 0).s, ErrorCode::kCorrupt, {"version 0"});
+}
+TEST(GgufReader, RejectsVersionOne) {
+  expect_reject(B().header(0, 0, 1).s, ErrorCode::kUnsupported, {"version 1"});
+}
+TEST(GgufReader, RejectsVersionFour) {
+  expect_reject(B().header(0, 0, 4).s, ErrorCode::kUnsupported, {"version 4", "newer"});
+}
 TEST(GgufReader, RejectsByteSwappedVersion) {
   expect_reject(B().header(0, 0, 0x03000000).s, ErrorCode::kUnsupported, {"endianness mismatch?"});
 }
 // U3
 TEST(GgufReader, RejectsHugeTensorCount) {
-  expect_reject(B().header(UINT64_MAX, 0).s, ErrorCode::kCorrupt, {"n_tensors 18446744073709551615", "cannot fit"});
+  expect_reject(B().header(UINT64_MAX, 0).s, ErrorCode::kCorrupt,
+                {"n_tensors 18446744073709551615", "cannot fit"});
   B b;
   b.header(uint64_t(1) << 32, 0).zeros(76);  // a 100-byte file
   expect_reject(b.s, ErrorCode::kCorrupt, {"n_tensors 4294967296"});
@@ -110,7 +135,8 @@ TEST(GgufReader, RejectsHugeKvCount) {
 TEST(GgufReader, RejectsHugeKeyLength) {
   B b;
   b.header(0, 1).u64(UINT64_MAX).zeros(16);
-  expect_reject(b.s, ErrorCode::kCorrupt, {"key of metadata entry 0 length 18446744073709551615", "exceeds"});
+  expect_reject(b.s, ErrorCode::kCorrupt,
+                {"key of metadata entry 0 length 18446744073709551615", "exceeds"});
 }
 TEST(GgufReader, RejectsEmptyKey) {
   B b;
@@ -237,7 +263,8 @@ TEST(GgufReader, RejectsTensorTypeOutOfRange) {
 TEST(GgufReader, RejectsRowNotMultipleOfBlockSize) {
   B b;
   b.header(1, 0).tensor("w", {33, 1}, 2, 0).pad(32).zeros(64);
-  expect_reject(b.s, ErrorCode::kCorrupt, {"type Q4_0 has ne[0] = 33, not a multiple of the block size 32"});
+  expect_reject(b.s, ErrorCode::kCorrupt,
+                {"type Q4_0 has ne[0] = 33, not a multiple of the block size 32"});
 }
 // U15
 TEST(GgufReader, RejectsOffsetNotRunningSum) {
@@ -248,13 +275,15 @@ TEST(GgufReader, RejectsOffsetNotRunningSum) {
 TEST(GgufReader, RejectsHugeOffset) {
   B b;
   b.header(1, 0).tensor("a", {4}, 0, UINT64_MAX).pad(32).zeros(16);
-  expect_reject(b.s, ErrorCode::kCorrupt, {"tensor 'a' has offset 18446744073709551615, expected 0"});
+  expect_reject(b.s, ErrorCode::kCorrupt,
+                {"tensor 'a' has offset 18446744073709551615, expected 0"});
 }
 // U16
 TEST(GgufReader, RejectsDataOneByteShort) {
   B b = valid_one_tensor();
   b.s.pop_back();
-  expect_reject(b.s, ErrorCode::kCorrupt, {"tensor 'token_embd.weight' data", "not within file bounds"});
+  expect_reject(b.s, ErrorCode::kCorrupt,
+                {"tensor 'token_embd.weight' data", "not within file bounds"});
 }
 // U17
 TEST(GgufReader, RejectsTwoHugeTensors) {
@@ -291,7 +320,8 @@ TEST(GgufReader, RejectsScoresShorterThanTokens) {
 TEST(GgufReader, RejectsTokensNotStrings) {
   B b;
   b.header(0, 1).str("tokenizer.ggml.tokens").u32(9).u32(4).u64(1).u32(7);
-  expect_reject(b.s, ErrorCode::kCorrupt, {"tokenizer.ggml.tokens has type ARRAY of UINT32 (expected ARRAY of STRING)"});
+  expect_reject(b.s, ErrorCode::kCorrupt,
+                {"tokenizer.ggml.tokens has type ARRAY of UINT32 (expected ARRAY of STRING)"});
 }
 TEST(GgufReader, RejectsEmbeddingRowsNotTokenCount) {
   B b;
@@ -303,7 +333,9 @@ TEST(GgufReader, RejectsEmbeddingRowsNotTokenCount) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-    EXPECT_NE(std::string(e.what()).find("has 2 rows but tokenizer.ggml.tokens has 3 entries"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 2 rows but tokenizer.ggml.tokens has 3 entries"),
+              std::string::npos)
+        << e.what();
   }
 }
 // Valid structure, unsupported quantisation: named.

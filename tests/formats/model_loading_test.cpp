@@ -150,7 +150,8 @@ std::vector<float> read_f32(const std::string& path) {
 void expect_rows(const EmbeddingTable& t, const std::vector<float>& want) {
   ASSERT_EQ(t.n_rows() * t.dim(), want.size());
   for (size_t r = 0; r < t.n_rows(); ++r)
-    ASSERT_EQ(t.row(r), std::vector<float>(want.begin() + long(r * t.dim()), want.begin() + long((r + 1) * t.dim())))
+    ASSERT_EQ(t.row(r), std::vector<float>(want.begin() + long(r * t.dim()),
+                                           want.begin() + long((r + 1) * t.dim())))
         << "row " << r;
 }
 
@@ -179,7 +180,7 @@ TEST_F(HfFolders, LoadsGpt2SafetensorsFolder) {
   EXPECT_EQ(m.emb.format, FileFormat::kSafetensors);
   expect_rows(m.emb.table, read_f32(file("gpt2.wte.f32")));
   EXPECT_EQ(m.tied, std::optional<bool>(true));  // GPT-2's config default
-  EXPECT_EQ(m.init_hint, "normal:0.03");          // from config initializer_range
+  EXPECT_EQ(m.init_hint, "normal:0.03");         // from config initializer_range
   EXPECT_EQ(m.n_search_rows, 40u);
   EXPECT_EQ(m.tokenizer_files, (std::vector<std::string>{"vocab.json", "merges.txt"}));
   // vocab.json's byte-level spelling decoded to raw bytes
@@ -201,7 +202,8 @@ TEST_F(HfFolders, LoadsSameMatrixFromPytorchBinFolder) {
   o.matrix = MatrixKind::kOutput;
   Model out = load_model(file("gpt2_bin"), o);
   EXPECT_EQ(out.tensor, "transformer.wte.weight");  // tied: the output is the input
-  EXPECT_NE(out.tensor_reason.find("lm_head.weight shares storage"), std::string::npos) << out.tensor_reason;
+  EXPECT_NE(out.tensor_reason.find("lm_head.weight shares storage"), std::string::npos)
+      << out.tensor_reason;
 }
 
 TEST_F(HfFolders, LoadsShardedPytorchIndex) {
@@ -262,7 +264,8 @@ TEST_F(HfFolders, AmbiguousFileAsksForTensor) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
-    EXPECT_NE(std::string(e.what()).find("pass --tensor NAME. Candidates: a, b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pass --tensor NAME. Candidates: a, b"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -280,8 +283,10 @@ TEST_F(HfFolders, ResolvesHubIdInCacheWithRefsMain) {
   ::setenv("HF_HUB_CACHE", file("hub").c_str(), 1);
   Model m = load_model("gpt2");  // legacy id -> openai-community/gpt2
   EXPECT_EQ(m.ref, "gpt2");
-  EXPECT_EQ(m.dir, file("hub") + "/models--openai-community--gpt2/snapshots/" + std::string(40, 'b'));
-  EXPECT_EQ(m.emb.format, FileFormat::kSafetensors);  // the refs/main snapshot, not the newer-touched one
+  EXPECT_EQ(m.dir,
+            file("hub") + "/models--openai-community--gpt2/snapshots/" + std::string(40, 'b'));
+  EXPECT_EQ(m.emb.format,
+            FileFormat::kSafetensors);  // the refs/main snapshot, not the newer-touched one
   expect_rows(m.emb.table, read_f32(file("gpt2.wte.f32")));
   EXPECT_EQ(m.emb.vocab.token(1), " the");
   EXPECT_EQ(load_model("openai-community/gpt2").dir, m.dir);
@@ -320,7 +325,8 @@ TEST(HfHub, RecognisesHubIds) {
   EXPECT_FALSE(looks_like_hub_id("a/b/c"));
   EXPECT_FALSE(looks_like_hub_id("../x"));
   EXPECT_FALSE(looks_like_hub_id(""));
-  EXPECT_EQ(hub_repo_candidates("gpt2"), (std::vector<std::string>{"gpt2", "openai-community/gpt2"}));
+  EXPECT_EQ(hub_repo_candidates("gpt2"),
+            (std::vector<std::string>{"gpt2", "openai-community/gpt2"}));
 }
 
 }  // namespace

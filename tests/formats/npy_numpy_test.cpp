@@ -132,8 +132,10 @@ TEST(NpyToNumpy, NumpyReadsWhatWeWriteExactly) {
   save_npy(d.file("f4.npy"), EmbeddingTable::from_f32(6, 3, f));
   save_npy(d.file("f2.npy"), EmbeddingTable::from_u16(2, 3, DType::kF16, h));
   save_npy(d.file("bf.npy"), EmbeddingTable::from_u16(3, 2, DType::kBF16, h));
-  test::write_file(d.file("f4.bin"), std::string(reinterpret_cast<const char*>(f.data()), f.size() * 4));
-  test::write_file(d.file("f2.bin"), std::string(reinterpret_cast<const char*>(h.data()), h.size() * 2));
+  test::write_file(d.file("f4.bin"),
+                   std::string(reinterpret_cast<const char*>(f.data()), f.size() * 4));
+  test::write_file(d.file("f2.bin"),
+                   std::string(reinterpret_cast<const char*>(h.data()), h.size() * 2));
   auto r = test::run_python(R"PY(
 import sys, numpy as np
 d = sys.argv[1]
@@ -148,7 +150,8 @@ assert c.dtype == np.dtype('<f4') and c.shape == (3, 2), (c.dtype, c.shape)
 bits = np.frombuffer(open(d + '/f2.bin', 'rb').read(), '<u2').astype(np.uint32) << 16
 assert c.tobytes() == bits.astype('<u4').tobytes()
 print('ok')
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   EXPECT_EQ(r.out, "ok\n");
 }
 
@@ -186,7 +189,8 @@ for f in sorted(os.listdir(d)):
         print(f, 'OK')
     except Exception as e:
         print(f, 'REJECT')
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   std::istringstream lines(r.out);
   std::string file, verdict;
   size_t n = 0;
@@ -198,8 +202,12 @@ for f in sorted(os.listdir(d)):
       EXPECT_TRUE(np_ok) << file << ": we accept, numpy rejects";
       if (np_ok) EXPECT_EQ(table_bytes(e.table), test::read_file(d.file(file + ".out"))) << file;
     } catch (const Error& e) {
-      if (np_ok) EXPECT_TRUE(stricter.count(file)) << file << ": we reject (" << e.what() << "), numpy accepts";
-      else EXPECT_FALSE(stricter.count(file)) << file << ": listed as stricter but numpy rejects it too";
+      if (np_ok)
+        EXPECT_TRUE(stricter.count(file))
+            << file << ": we reject (" << e.what() << "), numpy accepts";
+      else
+        EXPECT_FALSE(stricter.count(file))
+            << file << ": listed as stricter but numpy rejects it too";
     }
   }
   EXPECT_EQ(n, test::npy_bad_files().size() + test::npy_good_files().size());

@@ -28,7 +28,8 @@ void expect_rejected(const std::string& id) {
     std::string m = e.what();
     EXPECT_EQ(error_code_name(e.code()), error_code_name(c->code)) << m;
     EXPECT_NE(m.find(path), std::string::npos) << "message lacks the path: " << m;
-    for (const auto& n : c->needles) EXPECT_NE(m.find(n), std::string::npos) << "lacks '" << n << "': " << m;
+    for (const auto& n : c->needles)
+      EXPECT_NE(m.find(n), std::string::npos) << "lacks '" << n << "': " << m;
   }
 }
 

@@ -166,7 +166,8 @@ void expect_error(const std::string& path, ErrorCode code, std::vector<std::stri
     EXPECT_EQ(error_code_name(e.code()), error_code_name(code)) << e.what();
     std::string m = e.what();
     EXPECT_EQ(m.rfind(path, 0), 0u) << m;  // names the file
-    for (const auto& f : fragments) EXPECT_NE(m.find(f), std::string::npos) << "'" << f << "' not in: " << m;
+    for (const auto& f : fragments)
+      EXPECT_NE(m.find(f), std::string::npos) << "'" << f << "' not in: " << m;
   }
 }
 
@@ -187,7 +188,8 @@ TEST_F(TorchFiles, ReadsGpt2StateDictLikeTorch) {
 TEST_F(TorchFiles, RecognisesSharedStorageAsTied) {
   TorchCheckpoint c = TorchCheckpoint::open(file("gpt2_tied.bin"));
   EXPECT_TRUE(c.same_storage(*c.find("transformer.wte.weight"), *c.find("lm_head.weight")));
-  EXPECT_FALSE(c.same_storage(*c.find("transformer.wte.weight"), *c.find("transformer.wpe.weight")));
+  EXPECT_FALSE(
+      c.same_storage(*c.find("transformer.wte.weight"), *c.find("transformer.wpe.weight")));
   Model m = load_model(file("gpt2_tied.bin"));
   EXPECT_EQ(m.tensor, "transformer.wte.weight");
   EXPECT_EQ(m.tied, std::optional<bool>(true));
@@ -238,7 +240,8 @@ TEST_F(TorchFiles, RejectsEmptyMatricesBeyondTheShapeLimits) {
   TorchCheckpoint c = TorchCheckpoint::open(file("empty_shapes.bin"));
   const std::pair<const char*, const char*> cases[] = {
       {"wide", "tensor 'wide': rows of 1048577 values exceed the limit of 1048576 per row"},
-      {"tall", "tensor 'tall': 1048577 rows exceed the limit of 1048576 for a matrix with no columns"}};
+      {"tall",
+       "tensor 'tall': 1048577 rows exceed the limit of 1048576 for a matrix with no columns"}};
   for (const auto& [tensor, message] : cases) {
     try {
       c.load_matrix(tensor);
@@ -256,35 +259,44 @@ TEST_F(TorchFiles, RejectsLegacyFormatWithHowToConvert) {
   expect_error(file("legacy.bin"), ErrorCode::kUnsupported, {"legacy", "torch.save(torch.load("});
 }
 TEST_F(TorchFiles, RejectsForeignGlobalOsSystem) {
-  expect_error(file("os_system.bin"), ErrorCode::kUnsupported, {"global 'posix.system' is not allowed", "byte offset"});
+  expect_error(file("os_system.bin"), ErrorCode::kUnsupported,
+               {"global 'posix.system' is not allowed", "byte offset"});
 }
 TEST_F(TorchFiles, RejectsForeignReduce) {
-  expect_error(file("foreign_reduce.bin"), ErrorCode::kUnsupported, {"global 'builtins.eval' is not allowed"});
+  expect_error(file("foreign_reduce.bin"), ErrorCode::kUnsupported,
+               {"global 'builtins.eval' is not allowed"});
 }
 TEST_F(TorchFiles, RejectsUnknownOpcode) {
-  expect_error(file("unknown_opcode.bin"), ErrorCode::kUnsupported, {"opcode 0x49 ('I') is not allowed", "byte offset 12"});
+  expect_error(file("unknown_opcode.bin"), ErrorCode::kUnsupported,
+               {"opcode 0x49 ('I') is not allowed", "byte offset 12"});
 }
 TEST_F(TorchFiles, RejectsUnknownStorageType) {
-  expect_error(file("bad_storage_type.bin"), ErrorCode::kUnsupported, {"global 'torch.ComplexFloatStorage'"});
+  expect_error(file("bad_storage_type.bin"), ErrorCode::kUnsupported,
+               {"global 'torch.ComplexFloatStorage'"});
 }
 TEST_F(TorchFiles, RejectsMissingStorageKey) {
-  expect_error(file("key_missing.bin"), ErrorCode::kCorrupt, {"storage key '7'", "no entry 'archive/data/7'"});
+  expect_error(file("key_missing.bin"), ErrorCode::kCorrupt,
+               {"storage key '7'", "no entry 'archive/data/7'"});
   expect_error(file("missing_storage.bin"), ErrorCode::kCorrupt, {"storage key '0'"});
 }
 TEST_F(TorchFiles, RejectsOffsetBeyondStorage) {
-  expect_error(file("offset_beyond.bin"), ErrorCode::kCorrupt, {"tensor 'w' (offset 12", "beyond its storage of 12 elements"});
+  expect_error(file("offset_beyond.bin"), ErrorCode::kCorrupt,
+               {"tensor 'w' (offset 12", "beyond its storage of 12 elements"});
 }
 TEST_F(TorchFiles, RejectsShapeBeyondStorage) {
-  expect_error(file("shape_beyond.bin"), ErrorCode::kCorrupt, {"shape [3, 5]", "beyond its storage of 12 elements"});
+  expect_error(file("shape_beyond.bin"), ErrorCode::kCorrupt,
+               {"shape [3, 5]", "beyond its storage of 12 elements"});
 }
 TEST_F(TorchFiles, RejectsStorageLargerThanItsEntry) {
-  expect_error(file("numel_beyond_entry.bin"), ErrorCode::kCorrupt, {"13 x 4-byte elements but its entry holds 48 bytes"});
+  expect_error(file("numel_beyond_entry.bin"), ErrorCode::kCorrupt,
+               {"13 x 4-byte elements but its entry holds 48 bytes"});
 }
 TEST_F(TorchFiles, RejectsCompressedEntry) {
   expect_error(file("deflated.bin"), ErrorCode::kUnsupported, {"is compressed (method 8)"});
 }
 TEST_F(TorchFiles, RejectsTruncatedZip) {
-  expect_error(file("truncated.bin"), ErrorCode::kCorrupt, {"end-of-central-directory record not found"});
+  expect_error(file("truncated.bin"), ErrorCode::kCorrupt,
+               {"end-of-central-directory record not found"});
 }
 TEST_F(TorchFiles, RejectsTruncatedPickle) {
   expect_error(file("truncated_pickle.bin"), ErrorCode::kCorrupt, {"pickle"});
@@ -304,8 +316,12 @@ void expect_pickle_error(const std::string& s, ErrorCode code, const std::string
   }
 }
 
-TEST(RestrictedUnpickler, RejectsStackUnderflow) { expect_pickle_error("\x80\x02u.", ErrorCode::kCorrupt, "no MARK"); }
-TEST(RestrictedUnpickler, RejectsUndefinedMemoKey) { expect_pickle_error("\x80\x02h\x05.", ErrorCode::kCorrupt, "memo key 5 not defined"); }
+TEST(RestrictedUnpickler, RejectsStackUnderflow) {
+  expect_pickle_error("\x80\x02u.", ErrorCode::kCorrupt, "no MARK");
+}
+TEST(RestrictedUnpickler, RejectsUndefinedMemoKey) {
+  expect_pickle_error("\x80\x02h\x05.", ErrorCode::kCorrupt, "memo key 5 not defined");
+}
 TEST(RestrictedUnpickler, RejectsDeepNesting) {
   std::string s = "\x80\x02";
   for (int k = 0; k < 200; ++k) s += ']';
@@ -314,9 +330,14 @@ TEST(RestrictedUnpickler, RejectsDeepNesting) {
 }
 TEST(RestrictedUnpickler, RejectsReferenceCycle) {
   using namespace std::string_literals;
-  expect_pickle_error("\x80\x02]q\x00h\x00" "a."s, ErrorCode::kCorrupt, "reference cycle");
+  expect_pickle_error(
+      "\x80\x02]q\x00h\x00"
+      "a."s,
+      ErrorCode::kCorrupt, "reference cycle");
 }
-TEST(RestrictedUnpickler, RejectsMissingStop) { expect_pickle_error("\x80\x02}", ErrorCode::kCorrupt, "truncated opcode"); }
+TEST(RestrictedUnpickler, RejectsMissingStop) {
+  expect_pickle_error("\x80\x02}", ErrorCode::kCorrupt, "truncated opcode");
+}
 
 }  // namespace
 }  // namespace embedscope

@@ -103,7 +103,8 @@ for f in sorted(os.listdir(d)):
         print(f + '\tOK\t' + c)
     except Exception as e:
         print(f + '\tREJECT\t' + type(e).__name__)
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   std::istringstream lines(r.out);
   std::string line;
   size_t n_lines = 0, n_ok = 0;
@@ -162,11 +163,13 @@ for key, t in variants.items():
 # No bytes, but one side beyond the table limits.
 write(out + '/wide_empty.safetensors', [('wte', torch.empty(0, 1048577))], False)
 write(out + '/tall_empty.safetensors', [('wte', torch.empty(1048577, 0))], False)
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   ASSERT_EQ(r.rc, 0);
   for (const char* key : {"f32", "f16", "bf16", "f64"}) {
     for (bool unaligned : {false, true}) {
-      std::string path = d.file(std::string(key) + (unaligned ? "_unaligned" : "") + ".safetensors");
+      std::string path =
+          d.file(std::string(key) + (unaligned ? "_unaligned" : "") + ".safetensors");
       auto e = load_safetensors_embeddings(path, {});
       SCOPED_TRACE(path);
       EXPECT_EQ(e.tensor, "wte");
@@ -208,7 +211,9 @@ TEST(SafetensorsPython, PythonReadsWhatWeWrite) {
   std::vector<float> w(5 * 3);
   for (size_t i = 0; i < w.size(); ++i) w[i] = float(i) * -0.731f + 1.0f;
   Vocabulary v;
-  for (std::string s : std::vector<std::string>{"the", "caf\xc3\xa9", "", std::string("\x00\xff", 2), " spaced "}) v.add(s);
+  for (std::string s :
+       std::vector<std::string>{"the", "caf\xc3\xa9", "", std::string("\x00\xff", 2), " spaced "})
+    v.add(s);
   v.set_counts({100, 7, 0, 1, 9});
   SaveOptions o;
   o.tensor = "wte";
@@ -216,10 +221,12 @@ TEST(SafetensorsPython, PythonReadsWhatWeWrite) {
   save_safetensors_embeddings(d.file("f32.safetensors"), EmbeddingTable::from_f32(5, 3, w), &v, o);
   std::vector<uint16_t> h(5 * 3);
   for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_bf16(w[i]);
-  save_safetensors_embeddings(d.file("bf16.safetensors"), EmbeddingTable::from_u16(5, 3, DType::kBF16, h),
-                              nullptr, {});
-  test::write_file(d.file("w.f32"), std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
-  test::write_file(d.file("h.bf16"), std::string(reinterpret_cast<const char*>(h.data()), h.size() * 2));
+  save_safetensors_embeddings(d.file("bf16.safetensors"),
+                              EmbeddingTable::from_u16(5, 3, DType::kBF16, h), nullptr, {});
+  test::write_file(d.file("w.f32"),
+                   std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  test::write_file(d.file("h.bf16"),
+                   std::string(reinterpret_cast<const char*>(h.data()), h.size() * 2));
   auto r = test::run_python(std::string(kPyParser) + R"PY(
 import sys, numpy as np
 d = sys.argv[1]
@@ -247,7 +254,8 @@ for x, l, g in zip(w.astype(np.float64), lo, got):
     best = cands[0] if dist[0] < dist[1] else cands[1] if dist[1] < dist[0] else [c for c in cands if c % 2 == 0][0]
     assert int(g) == best, (x, int(g), best)
 print('ok')
-)PY", {d.path()});
+)PY",
+                            {d.path()});
   EXPECT_EQ(r.out, "746865 636166c3a9 - 00ff 2073706163656420\n100 7 0 1 9\nok\n");
 }
 

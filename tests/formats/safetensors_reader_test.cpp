@@ -42,11 +42,13 @@ void expect_rejected(const std::string& id) {
     std::string m = e.what();
     EXPECT_EQ(error_code_name(e.code()), error_code_name(c.code)) << m;
     EXPECT_NE(m.find(path), std::string::npos) << "message lacks the path: " << m;
-    for (const auto& n : c.needles) EXPECT_NE(m.find(n), std::string::npos) << "lacks '" << n << "': " << m;
+    for (const auto& n : c.needles)
+      EXPECT_NE(m.find(n), std::string::npos) << "lacks '" << n << "': " << m;
   }
 }
 
-SafetensorsFile open_bytes(TempDir& d, const std::string& bytes, const std::string& name = "f.safetensors") {
+SafetensorsFile open_bytes(TempDir& d, const std::string& bytes,
+                           const std::string& name = "f.safetensors") {
   test::write_file(d.file(name), bytes);
   return SafetensorsFile::open(d.file(name));
 }
@@ -63,10 +65,16 @@ TEST(SafetensorsReader, RejectsInvalidUtf8WithOffset) { expect_rejected("S5-not-
 TEST(SafetensorsReader, RejectsTruncatedJson) { expect_rejected("S6-truncated"); }
 TEST(SafetensorsReader, RejectsNonJson) { expect_rejected("S6-not-json"); }
 TEST(SafetensorsReader, RejectsJsonArray) { expect_rejected("S6-array"); }
-TEST(SafetensorsReader, RejectsDeeplyNestedJsonWithoutRecursing) { expect_rejected("S6-deep-nesting"); }
+TEST(SafetensorsReader, RejectsDeeplyNestedJsonWithoutRecursing) {
+  expect_rejected("S6-deep-nesting");
+}
 TEST(SafetensorsReader, RejectsNulPadding) { expect_rejected("S8-nul-padding"); }
-TEST(SafetensorsReader, RejectsDuplicateNameWithDifferentInfo) { expect_rejected("S9-duplicate-different"); }
-TEST(SafetensorsReader, RejectsDuplicateNameWithIdenticalInfo) { expect_rejected("S9-duplicate-identical"); }
+TEST(SafetensorsReader, RejectsDuplicateNameWithDifferentInfo) {
+  expect_rejected("S9-duplicate-different");
+}
+TEST(SafetensorsReader, RejectsDuplicateNameWithIdenticalInfo) {
+  expect_rejected("S9-duplicate-identical");
+}
 TEST(SafetensorsReader, RejectsNumericMetadataValue) { expect_rejected("S10-metadata-number"); }
 TEST(SafetensorsReader, RejectsNestedMetadataValue) { expect_rejected("S10-metadata-nested"); }
 TEST(SafetensorsReader, RejectsNulInTensorName) { expect_rejected("S11-nul-in-name"); }
@@ -154,8 +162,9 @@ TEST(SafetensorsReader, CopiesUnalignedDataAndMapsAlignedData) {  // S24
 TEST(SafetensorsReader, AcceptsNanAndInfAndCountsThem) {  // S25
   TempDir d;
   const float inf = std::numeric_limits<float>::infinity();
-  auto f = open_bytes(d, test::st_file(R"({"m":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})",
-                                       test::st_f32({1, std::nanf(""), -inf, 4})));
+  auto f =
+      open_bytes(d, test::st_file(R"({"m":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})",
+                                  test::st_f32({1, std::nanf(""), -inf, 4})));
   auto e = f.load_matrix("m");
   EXPECT_EQ(e.table.n_nonfinite(), 2u);
 }
@@ -196,7 +205,8 @@ TEST(SafetensorsReader, ConvertsF64ToF32) {
   double v[2] = {0.1, -1e-3};
   std::string data(16, '\0');
   std::memcpy(data.data(), v, 16);
-  auto f = open_bytes(d, test::st_file(R"({"m":{"dtype":"F64","shape":[1,2],"data_offsets":[0,16]}})", data));
+  auto f = open_bytes(
+      d, test::st_file(R"({"m":{"dtype":"F64","shape":[1,2],"data_offsets":[0,16]}})", data));
   auto e = f.load_matrix("m");
   EXPECT_EQ(e.table.dtype(), DType::kF32);
   EXPECT_EQ(e.source_dtype, "F64");
@@ -205,14 +215,16 @@ TEST(SafetensorsReader, ConvertsF64ToF32) {
 
 TEST(SafetensorsReader, RejectsIntegerMatrixAsUnsupported) {
   TempDir d;
-  auto f = open_bytes(d, test::st_file(R"({"ids":{"dtype":"I32","shape":[1,1],"data_offsets":[0,4]}})",
-                                       std::string(4, '\0')));
+  auto f =
+      open_bytes(d, test::st_file(R"({"ids":{"dtype":"I32","shape":[1,1],"data_offsets":[0,4]}})",
+                                  std::string(4, '\0')));
   try {
     f.load_matrix("ids");
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("tensor 'ids' has dtype I32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor 'ids' has dtype I32"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -295,17 +307,20 @@ TEST(SafetensorsEmbeddings, RejectsVocabularyOffsetsOutOfOrder) {
   int64_t offs[3] = {0, 3, 2};
   std::string o(24, '\0');
   std::memcpy(o.data(), offs, 24);
-  test::write_file(d.file("v.safetensors"),
-                   test::st_file(R"({"m":{"dtype":"F32","shape":[2,1],"data_offsets":[0,8]},)"
-                                 R"("embedscope.vocab.bytes":{"dtype":"U8","shape":[2],"data_offsets":[8,10]},)"
-                                 R"("embedscope.vocab.offsets":{"dtype":"I64","shape":[3],"data_offsets":[10,34]}})",
-                                 test::st_f32({1, 2}) + "ab" + o));
+  test::write_file(
+      d.file("v.safetensors"),
+      test::st_file(
+          R"({"m":{"dtype":"F32","shape":[2,1],"data_offsets":[0,8]},)"
+          R"("embedscope.vocab.bytes":{"dtype":"U8","shape":[2],"data_offsets":[8,10]},)"
+          R"("embedscope.vocab.offsets":{"dtype":"I64","shape":[3],"data_offsets":[10,34]}})",
+          test::st_f32({1, 2}) + "ab" + o));
   try {
     load_safetensors_embeddings(d.file("v.safetensors"), {});
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-    EXPECT_NE(std::string(e.what()).find("embedscope.vocab.offsets[1] = 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("embedscope.vocab.offsets[1] = 3"), std::string::npos)
+        << e.what();
   }
 }
 

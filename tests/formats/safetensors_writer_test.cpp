@@ -42,7 +42,8 @@ TEST(SafetensorsWriter, RefusesReservedMetadataName) {
 }
 
 TEST(SafetensorsWriter, RefusesNulInName) {
-  expect_refused({{std::string("a\0b", 3), "F32", {1}, as_bytes(kFour)}}, {}, "NUL character at position 1");
+  expect_refused({{std::string("a\0b", 3), "F32", {1}, as_bytes(kFour)}}, {},
+                 "NUL character at position 1");
 }
 
 TEST(SafetensorsWriter, RefusesInvalidUtf8Name) {
@@ -69,7 +70,8 @@ TEST(SafetensorsWriter, RefusesHeaderOverLimit) {
 
 TEST(SafetensorsWriter, PadsHeaderWithSpacesToEight) {
   TempDir d;
-  save_safetensors(d.file("p.safetensors"), std::vector<SafetensorsWriteTensor>{{"abc", "U8", {3}, as_bytes("xyz")}}, {});
+  save_safetensors(d.file("p.safetensors"),
+                   std::vector<SafetensorsWriteTensor>{{"abc", "U8", {3}, as_bytes("xyz")}}, {});
   std::string s = test::read_file(d.file("p.safetensors"));
   uint64_t n;
   std::memcpy(&n, s.data(), 8);
@@ -84,18 +86,21 @@ TEST(SafetensorsWriter, ReplacesAMappedFileWithoutDisturbingIt) {
   TempDir d;
   const std::string path = d.file("m.safetensors");
   std::string one = test::st_f32({1.5f}), two = test::st_f32({2.5f});
-  save_safetensors(path, std::vector<SafetensorsWriteTensor>{{"a", "F32", {1, 1}, as_bytes(one)}}, {});
+  save_safetensors(path, std::vector<SafetensorsWriteTensor>{{"a", "F32", {1, 1}, as_bytes(one)}},
+                   {});
   auto old = SafetensorsFile::open(path);
   auto old_table = old.load_matrix("a").table;
-  save_safetensors(path, std::vector<SafetensorsWriteTensor>{{"a", "F32", {1, 1}, as_bytes(two)}}, {});
+  save_safetensors(path, std::vector<SafetensorsWriteTensor>{{"a", "F32", {1, 1}, as_bytes(two)}},
+                   {});
   EXPECT_EQ(old_table.row(0), std::vector<float>{1.5f});  // the old mapping still reads old data
   EXPECT_EQ(SafetensorsFile::open(path).load_matrix("a").table.row(0), std::vector<float>{2.5f});
 }
 
 TEST(SafetensorsWriter, RoundTripsRandomTensorsAndMetadata) {  // S28
-  const char* dtypes[] = {"BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ",
-                          "F8_E5M2FNUZ", "F4", "F6_E2M3", "F6_E3M2", "I16", "U16", "F16", "BF16",
-                          "I32", "U32", "F32", "I64", "U64", "F64", "C64"};
+  const char* dtypes[] = {"BOOL",        "U8",          "I8",   "F8_E5M2", "F8_E4M3", "F8_E8M0",
+                          "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4",   "F6_E2M3", "F6_E3M2", "I16",
+                          "U16",         "F16",         "BF16", "I32",     "U32",     "F32",
+                          "I64",         "U64",         "F64",  "C64"};
   std::mt19937_64 rng(42);
   TempDir d;
   for (int iter = 0; iter < 30; ++iter) {
@@ -123,7 +128,8 @@ TEST(SafetensorsWriter, RoundTripsRandomTensorsAndMetadata) {  // S28
     }
     for (size_t i = 0; i < n; ++i) ts[i].data = as_bytes(datas[i]);
     std::map<std::string, std::string> meta;
-    for (size_t k = rng() % 3; k > 0; --k) meta["k" + std::to_string(k)] = std::string(rng() % 20, 'v');
+    for (size_t k = rng() % 3; k > 0; --k)
+      meta["k" + std::to_string(k)] = std::string(rng() % 20, 'v');
     const std::string path = d.file("r" + std::to_string(iter) + ".safetensors");
     save_safetensors(path, ts, meta);
     auto f = SafetensorsFile::open(path);

@@ -37,7 +37,8 @@ TEST(Word2VecTextReader, RejectsFileOfBlankLines) {
 TEST(Word2VecTextReader, RejectsHeaderWithZeroCount) {
   TempDir d;
   std::string p = put(d, "zero.txt", "0 300\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 1", "0 vectors", "no vectors"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "line 1", "0 vectors", "no vectors"});
 }
 
 TEST(Word2VecBinaryReader, RejectsEmptyFile) {
@@ -69,7 +70,8 @@ TEST(Word2VecTextReader, RejectsZeroDimension) {
 TEST(Word2VecTextReader, RejectsNonIntegerHeader) {
   TempDir d;
   std::string p = put(d, "float.txt", "2.5 3\na 1 2 3\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 1", "'2.5'", "not an integer"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "line 1", "'2.5'", "not an integer"});
 }
 
 TEST(Word2VecTextReader, RejectsHeaderBeyondUint64) {
@@ -120,16 +122,17 @@ TEST(Word2VecBinaryReader, RejectsNegativeDimension) {
 TEST(Word2VecTextReader, RejectsHeaderLargerThanFile) {
   TempDir d;
   std::string p = put(d, "huge.txt", "1000000000 1000000000\n" + std::string(1000, 'x'));
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
-               {p, "1000000000 vectors x 1000000000 values", "exceeds the file size",
-                "only 1000 bytes"});
+  expect_error(
+      [&] { load_text(p); }, ErrorCode::kCorrupt,
+      {p, "1000000000 vectors x 1000000000 values", "exceeds the file size", "only 1000 bytes"});
 }
 
 TEST(Word2VecTextReader, RejectsHeaderWhoseSizeOverflows) {
   TempDir d;
   std::string p = put(d, "wrap.txt", "18446744073709551615 18446744073709551615\na 1\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
-               {p, "18446744073709551615 vectors", "more than 2^64 bytes", "exceeds the file size"});
+  expect_error(
+      [&] { load_text(p); }, ErrorCode::kCorrupt,
+      {p, "18446744073709551615 vectors", "more than 2^64 bytes", "exceeds the file size"});
 }
 
 TEST(Word2VecTextReader, RejectsDimensionAboveLimit) {
@@ -137,7 +140,8 @@ TEST(Word2VecTextReader, RejectsDimensionAboveLimit) {
   // big enough that the size check passes so the dimension limit is what trips.
   TempDir d;
   std::string p = put(d, "wide.txt", "1 2000000\nw" + std::string(4000001, ' ') + "\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "dimension 2000000", "limit of 1048576"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "dimension 2000000", "limit of 1048576"});
 }
 
 TEST(Word2VecBinaryReader, RejectsHeaderLargerThanFile) {
@@ -158,8 +162,9 @@ TEST(Word2VecTextReader, RejectsFewerRowsThanHeader) {
 
 TEST(Word2VecBinaryReader, RejectsFewerRecordsThanHeader) {
   TempDir d;
-  std::string p = put(d, "short.bin", "3 2\na " + f32_bytes({1, 2}) + "\nb " + f32_bytes({3, 4}) +
-                                          "\n" + std::string(9, '\n'));
+  std::string p =
+      put(d, "short.bin",
+          "3 2\na " + f32_bytes({1, 2}) + "\nb " + f32_bytes({3, 4}) + "\n" + std::string(9, '\n'));
   expect_error([&] { load_bin(p); }, ErrorCode::kCorrupt,
                {p, "expected 3 vectors, found 2 (file truncated?)"});
 }
@@ -176,7 +181,8 @@ TEST(Word2VecTextReader, RejectsMoreRowsThanHeader) {
 TEST(Word2VecTextReader, RejectsTrailingJunkAfterRows) {
   TempDir d;
   std::string p = put(d, "junk.txt", "1 2\na 1 2\n\n#junk\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 4", "declares 1 vectors", "1 more non-blank lines"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "line 4", "declares 1 vectors", "1 more non-blank lines"});
 }
 
 TEST(Word2VecBinaryReader, RejectsTrailingBytesAfterRecords) {
@@ -241,7 +247,8 @@ TEST(Word2VecGloveReader, RejectsShortRowsAfterWideOnesBeforeAllocating) {
   for (int i = 0; i < 100000; ++i) s += "a 1\n";
   TempDir d;
   std::string p = put(d, "wide.glove", s);
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 61", "1 values, expected 1000"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "line 61", "1 values, expected 1000"});
 }
 
 // W11 ------------------------------------------------------------------------------------
@@ -276,7 +283,8 @@ TEST(Word2VecTextReader, RejectsValueBeyondDoubleRange) {
 TEST(Word2VecTextReader, RejectsValueBeyondFloat32Range) {
   TempDir d;
   std::string p = put(d, "1e39.txt", "1 2\na 1 1e39\n");
-  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt, {p, "line 2", "'1e39'", "float32 range"});
+  expect_error([&] { load_text(p); }, ErrorCode::kCorrupt,
+               {p, "line 2", "'1e39'", "float32 range"});
 }
 
 TEST(Word2VecBinaryReader, RejectsNanValue) {
@@ -405,8 +413,8 @@ TEST(Word2VecWriter, RefusesWordsThatCannotReadBack) {
   for (std::string w : {"a b", "\nab"}) {
     Vocabulary v;
     v.add(w);
-    expect_error([&] { save_word2vec_binary(d.file("o.bin"), t, v); },
-                 ErrorCode::kInvalidArgument, {"row 0"});
+    expect_error([&] { save_word2vec_binary(d.file("o.bin"), t, v); }, ErrorCode::kInvalidArgument,
+                 {"row 0"});
   }
   EXPECT_FALSE(std::ifstream(d.file("o.txt")).good());
   EXPECT_FALSE(std::ifstream(d.file("o.bin")).good());

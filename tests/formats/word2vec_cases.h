@@ -25,7 +25,9 @@ inline std::vector<W2vCase> w2v_text_cases() {
       {"good-glove", "the 0.1 0.2\nof -1 2\n"},
       {"good-glove-840b", ". . . 0.1 0.2\nat name@domain.com 1 2\nplain -3 4\n"},
       {"good-w9", "4 2\nx\ty 1 2\nnb\xc2\xa0sp 3 4\n  5 6\n 7 8\n"},
-      {"good-w15", "\xEF\xBB\xBF" "2 2\r\na 1 2 \r\nb 3 4"},
+      {"good-w15",
+       "\xEF\xBB\xBF"
+       "2 2\r\na 1 2 \r\nb 3 4"},
       {"good-dup", "4 1\na 1\nb 2\na 3\nb 4\n"},
       {"good-latin1", "3 1\ncaf\xe9 1\nok 2\nab\xe6\x97 3\n"},
       {"good-numbers", "1 7\nw 1e-50 -1e-400 +1.5 2.5E+1 .5 1.401298464324817e-45 0.1\n"},
@@ -51,8 +53,8 @@ inline std::vector<W2vCase> w2v_text_cases() {
 inline std::vector<W2vCase> w2v_binary_cases() {
   return {
       {"good-basic", "2 2\nab " + w2v_f32({1, 2}) + "\ncd " + w2v_f32({3, 4}) + "\n"},
-      {"good-no-newline", "3 2\nab " + w2v_f32({1, 2}) + "\ncd " + w2v_f32({3, 4}) + "ef " +
-                              w2v_f32({5, -6})},
+      {"good-no-newline",
+       "3 2\nab " + w2v_f32({1, 2}) + "\ncd " + w2v_f32({3, 4}) + "ef " + w2v_f32({5, -6})},
       {"good-dup", "3 1\na " + w2v_f32({1}) + "\nb " + w2v_f32({2}) + "\na " + w2v_f32({3}) + "\n"},
       {"good-utf8", "1 1\nx\xff " + w2v_f32({1})},
       {"w1-empty", ""},

@@ -6,8 +6,8 @@
 
 #include <cfloat>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -82,8 +82,9 @@ TEST(Word2VecGloveReader, ForcedGloveReadsHeaderLikeFirstRow) {
 // W7: records with and without the '\n' word2vec.c writes after each vector.
 TEST(Word2VecBinaryReader, AcceptsRecordsWithAndWithoutNewline) {
   TempDir d;
-  std::string p = put(d, "mixed.bin", "3 2\nab " + f32_bytes({1, 2}) + "\ncd " + f32_bytes({3, 4}) +
-                                          "ef " + f32_bytes({5, -6}));
+  std::string p = put(
+      d, "mixed.bin",
+      "3 2\nab " + f32_bytes({1, 2}) + "\ncd " + f32_bytes({3, 4}) + "ef " + f32_bytes({5, -6}));
   LoadedEmbeddings e = load_bin(p);
   EXPECT_EQ(e.format, FileFormat::kWord2VecBinary);
   ASSERT_EQ(e.table.n_rows(), 3u);
@@ -177,8 +178,9 @@ TEST(Word2VecTextReader, KeepsFirstDuplicateAndWarns) {
 
 TEST(Word2VecBinaryReader, KeepsFirstDuplicateAndWarns) {
   TempDir d;
-  std::string p = put(d, "dup.bin", "3 1\na " + f32_bytes({1}) + "\nb " + f32_bytes({2}) +
-                                        "\na " + f32_bytes({3}) + "\n");
+  std::string p =
+      put(d, "dup.bin",
+          "3 1\na " + f32_bytes({1}) + "\nb " + f32_bytes({2}) + "\na " + f32_bytes({3}) + "\n");
   LoadedEmbeddings e = load_bin(p);
   ASSERT_EQ(e.table.n_rows(), 2u);
   EXPECT_EQ(row_of(e, 1), (std::vector<float>{2}));
@@ -189,14 +191,18 @@ TEST(Word2VecBinaryReader, KeepsFirstDuplicateAndWarns) {
 // W15: BOM, CRLF, trailing spaces (fastText), no final newline, trailing blank lines.
 TEST(Word2VecTextReader, AcceptsBomCrlfTrailingSpaceAndNoFinalNewline) {
   TempDir d;
-  std::string p = put(d, "w15.txt", "\xEF\xBB\xBF" "2 2\r\na 1 2 \r\nb 3 4");
+  std::string p = put(d, "w15.txt",
+                      "\xEF\xBB\xBF"
+                      "2 2\r\na 1 2 \r\nb 3 4");
   LoadedEmbeddings e = load_text(p);
   ASSERT_EQ(e.table.n_rows(), 2u);
   EXPECT_EQ(e.vocab.token(0), "a");
   EXPECT_EQ(row_of(e, 1), (std::vector<float>{3, 4}));
   std::string q = put(d, "tail.txt", "1 1\na 1\n\n \r\n");
   EXPECT_EQ(load_text(q).table.n_rows(), 1u);
-  std::string g = put(d, "bom.glove", "\xEF\xBB\xBF" "a 1 2\r\nb 3 4\r\n");
+  std::string g = put(d, "bom.glove",
+                      "\xEF\xBB\xBF"
+                      "a 1 2\r\nb 3 4\r\n");
   LoadedEmbeddings ge = load_text(g);
   EXPECT_EQ(ge.vocab.token(0), "a");
   EXPECT_EQ(ge.table.dim(), 2u);
@@ -233,11 +239,12 @@ TEST(Word2VecRoundTrip, TextAndBinaryAreExact) {
   const size_t n = 64, dim = 9;
   std::vector<float> v(n * dim);
   for (float& x : v) x = nd(rng) * std::pow(10.0f, float(int(rng() % 60) - 30));
-  float specials[] = {0.0f, -0.0f, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN,
-                      1.0f / 3, 16777217.0f, 0.1f};
+  float specials[] = {0.0f,         -0.0f,         FLT_MAX,  -FLT_MAX,    FLT_MIN,
+                      FLT_TRUE_MIN, -FLT_TRUE_MIN, 1.0f / 3, 16777217.0f, 0.1f};
   std::memcpy(v.data(), specials, sizeof specials);
   Vocabulary vocab;
-  const char* odd[] = {"caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", " ", "", "a b", "tab\there", "x "};
+  const char* odd[] = {"caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", " ", "", "a b", "tab\there",
+                       "x "};
   for (size_t i = 0; i < n; ++i) vocab.add(i < 7 ? odd[i] : "w" + std::to_string(i));
   auto table = EmbeddingTable::from_f32(n, dim, v);
 
@@ -289,7 +296,8 @@ TEST(Word2VecNumbers, FastDecimalPathEqualsFromChars) {
     }
     ++fast;
     ASSERT_EQ(end, ptr) << std::string(buf, size_t(n));
-    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << std::string(buf, size_t(n)) << " " << a << " " << b;
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+        << std::string(buf, size_t(n)) << " " << a << " " << b;
   }
   EXPECT_GT(fast, 100000u);
   EXPECT_GT(declined, 1000u);
@@ -313,7 +321,9 @@ std::string many_rows(size_t n, size_t bad_line, const std::string& bad, size_t 
       s += bad + "\n";
       continue;
     }
-    std::string w = i % 97 == 5 ? "dup" : (i % 89 == 3 ? "caf\xe9" + std::to_string(i) : "w" + std::to_string(i));
+    std::string w = i % 97 == 5
+                        ? "dup"
+                        : (i % 89 == 3 ? "caf\xe9" + std::to_string(i) : "w" + std::to_string(i));
     s += w + " " + std::to_string(i) + ".25 -" + std::to_string(i % 7) + "e-3 " +
          std::to_string(i * 31 % 1000) + "\n";
   }
@@ -343,10 +353,10 @@ TEST(Word2VecTextReader, ParallelParseReportsTheEarliestError) {
   } cases[] = {{4000, 0, "line 4000"}, {4500, 3000, "line 3000"}, {1200, 3000, "line 1200"}};
   for (const Case& c : cases) {
     std::string p = put(d, "bad.txt", many_rows(5000, c.bad_line, "oops 1 2 x", c.blank_line));
-    std::string serial = expect_error([&] { load_word2vec_text(p, {}, 1); }, ErrorCode::kCorrupt,
-                                      {c.expect});
-    std::string parallel = expect_error([&] { load_word2vec_text(p, {}, 4); },
-                                        ErrorCode::kCorrupt, {c.expect});
+    std::string serial =
+        expect_error([&] { load_word2vec_text(p, {}, 1); }, ErrorCode::kCorrupt, {c.expect});
+    std::string parallel =
+        expect_error([&] { load_word2vec_text(p, {}, 4); }, ErrorCode::kCorrupt, {c.expect});
     EXPECT_EQ(serial, parallel);
   }
 }

@@ -120,8 +120,8 @@ struct Fixtures {
   CommandResult made;
   Fixtures() {
     write_file(dir.file("make.py"), kMakeFixtures);
-    made = run("/usr/bin/python3 " + shell_quote(dir.file("make.py")) + " " +
-               shell_quote(dir.path()));
+    made =
+        run("/usr/bin/python3 " + shell_quote(dir.file("make.py")) + " " + shell_quote(dir.path()));
   }
 };
 
@@ -132,10 +132,10 @@ const Fixtures& fixtures() {
   return f;
 }
 
-#define REQUIRE_FIXTURES()                                                          \
-  const Fixtures& fx = fixtures();                                                  \
+#define REQUIRE_FIXTURES()                                                            \
+  const Fixtures& fx = fixtures();                                                    \
   ASSERT_EQ(fx.made.rc, 0) << "fixture script failed (python3-gensim, python3-torch " \
-                              "and fasttext are installed by scripts/setup.sh):\n"  \
+                              "and fasttext are installed by scripts/setup.sh):\n"    \
                            << fx.made.err
 
 // Our load of `file` equals the reference dump `name` (.words + .f32).
@@ -205,8 +205,7 @@ TEST(Word2VecTools, ReplacesInvalidUtf8LikeGensim) {
   LoadedEmbeddings e = load_text(fx.dir.file("badutf8.txt"));
   expect_same_as_reference(e, fx.dir, "badutf8");
   ASSERT_EQ(e.warnings.size(), 1u);
-  EXPECT_NE(e.warnings[0].find("8 words were not valid UTF-8"), std::string::npos)
-      << e.warnings[0];
+  EXPECT_NE(e.warnings[0].find("8 words were not valid UTF-8"), std::string::npos) << e.warnings[0];
 }
 
 // gensim reads what our writers produce and holds exactly our values, for tables read from
@@ -247,7 +246,9 @@ TEST(Word2VecTools, FastTextBinaryModelGetsASpecificError) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     std::string m = e.what();
     EXPECT_NE(m.find(fx.dir.file("m.bin")), std::string::npos) << m;
-    EXPECT_NE(m.find("fastText binary model (magic 0x2F4F16BA at byte 0, version 12)"), std::string::npos) << m;
+    EXPECT_NE(m.find("fastText binary model (magic 0x2F4F16BA at byte 0, version 12)"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find(".vec"), std::string::npos) << m;
   }
 }
@@ -259,8 +260,8 @@ TEST(Word2VecTools, SniffersRecogniseToolOutputs) {
     s.resize(std::min<size_t>(s.size(), 4096));
     return s;
   };
-  for (const char* name : {"trained.txt", "unicode.txt", "m.vec", "torch_repr.txt",
-                           "torch_9g.txt", "glove.txt"}) {
+  for (const char* name :
+       {"trained.txt", "unicode.txt", "m.vec", "torch_repr.txt", "torch_9g.txt", "glove.txt"}) {
     std::string s = prefix(name);
     std::span<const std::byte> b(reinterpret_cast<const std::byte*>(s.data()), s.size());
     EXPECT_TRUE(looks_like_word2vec_text(b)) << name;

@@ -26,7 +26,8 @@ std::string write_table(const TempDir& d, const std::string& name, size_t rows,
   BpeTokenizer gpt2 = BpeTokenizer::gpt2_default();
   std::vector<std::string> words;
   for (size_t i = 0; i < rows; ++i)
-    words.push_back(i < gpt2.vocab_size() ? gpt2.token_bytes(TokenId(i)) : "extra" + std::to_string(i));
+    words.push_back(i < gpt2.vocab_size() ? gpt2.token_bytes(TokenId(i))
+                                          : "extra" + std::to_string(i));
   Vocabulary v;
   for (auto& w : words) v.add(std::move(w));
   SaveOptions so;
@@ -117,7 +118,8 @@ TEST(ModelHandle, SharedResourcesAreBuiltOnceUnderConcurrentUse) {
     EXPECT_EQ(ids[t], ids[0]);
   }
   // A build that throws leaves the slot empty; the next caller builds it.
-  EXPECT_THROW(h->resource<int>("flaky", []() -> std::shared_ptr<int> { throw Error(ErrorCode::kIo, "x"); }),
-               Error);
+  EXPECT_THROW(
+      h->resource<int>("flaky", []() -> std::shared_ptr<int> { throw Error(ErrorCode::kIo, "x"); }),
+      Error);
   EXPECT_EQ(*h->resource<int>("flaky", [] { return std::make_shared<int>(7); }), 7);
 }

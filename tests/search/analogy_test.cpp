@@ -1,5 +1,7 @@
 // Analogies and relations against gensim on a Word2Vec model gensim trained on the Brown corpus
 // at test time; fast mode against exact mode on the same trained vectors.
+#include "embedscope/search/analogy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/vocabulary.h"
-#include "embedscope/search/analogy.h"
 #include "test_util.h"
 
 namespace embedscope {
@@ -86,8 +87,8 @@ EmbeddingTable* TrainedBrown::table_;
 Vocabulary* TrainedBrown::vocab_;
 nlohmann::json* TrainedBrown::oracle_;
 
-void expect_same(const std::vector<Neighbor>& got, const nlohmann::json& want,
-                 const Vocabulary& v, const std::string& what, double tol) {
+void expect_same(const std::vector<Neighbor>& got, const nlohmann::json& want, const Vocabulary& v,
+                 const std::string& what, double tol) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t r = 0; r < got.size(); ++r) {
     EXPECT_EQ(v.token(got[r].id), want[r][0].get<std::string>()) << what << " rank " << r;
@@ -102,10 +103,12 @@ TEST_F(TrainedBrown, ThreeCosAddAndMulEqualGensim) {
     std::vector<Term> t{term(a["a"], -1), term(a["b"]), term(a["c"])};
     std::string what = a["a"].get<std::string>() + ":" + a["b"].get<std::string>() +
                        "::" + a["c"].get<std::string>();
-    expect_same(analogy(s, t, AnalogyMethod::kAdd, {.k = 10}), a["add"], *vocab_, what + " add", 1e-5);
+    expect_same(analogy(s, t, AnalogyMethod::kAdd, {.k = 10}), a["add"], *vocab_, what + " add",
+                1e-5);
     expect_same(analogy(s, t, AnalogyMethod::kAdd, {.k = 10, .mode = SearchMode::kFast}), a["add"],
                 *vocab_, what + " add fast", 1e-5);
-    expect_same(analogy(s, t, AnalogyMethod::kMul, {.k = 10}), a["mul"], *vocab_, what + " mul", 1e-5);
+    expect_same(analogy(s, t, AnalogyMethod::kMul, {.k = 10}), a["mul"], *vocab_, what + " mul",
+                1e-5);
   }
 }
 

@@ -125,7 +125,8 @@ TEST_F(HnswBadFile, RejectsAHeaderLengthBeyondTheFile) {
   std::memcpy(b.data() + 8, &big, 8);
   Error e = load(b);
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(std::string(e.what()).find("header length 1099511627776 at byte 8"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("header length 1099511627776 at byte 8"), std::string::npos)
+      << e.what();
 }
 
 TEST_F(HnswBadFile, RejectsUnparsableHeaderJson) {
@@ -181,7 +182,9 @@ class HnswBadBlob : public HnswBadFile {
   }
   Error load_blob(const std::string& blob) { return load(file(blob, header_)); }
   template <class T>
-  void put(std::string& b, size_t off, T v) { std::memcpy(b.data() + off, &v, sizeof v); }
+  void put(std::string& b, size_t off, T v) {
+    std::memcpy(b.data() + off, &v, sizeof v);
+  }
   size_t record(uint64_t i) const { return 96 + i * sz_el_; }
   uint64_t hl_ = 0, cur_ = 0, sz_el_ = 0, label_off_ = 0, data_off_ = 0, maxM_ = 0, maxM0_ = 0;
   nlohmann::json header_;
@@ -253,7 +256,8 @@ TEST_F(HnswBadBlob, RejectsAnElementCountBeyondTheData) {
 }
 
 TEST_F(HnswBadBlob, RejectsBytesAfterTheLastLinkList) {
-  expect_corrupt(load_blob(blob_ + std::string(4, '\0')), "4 bytes follow the last element's links");
+  expect_corrupt(load_blob(blob_ + std::string(4, '\0')),
+                 "4 bytes follow the last element's links");
 }
 
 TEST_F(HnswBadBlob, RejectsALinkListSizeThatIsNotWholeLevels) {
@@ -305,7 +309,8 @@ TEST(HnswIndex, IndexesOnlyAllowedRowsAndAnswersFromThem) {
   }
   EXPECT_GE(double(hit) / 600.0, 0.98);
   std::vector<uint8_t> none(300, 0);
-  EXPECT_EQ(error_of([&] { HnswIndex::build(t, {.allow = &none}); }).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error_of([&] { HnswIndex::build(t, {.allow = &none}); }).code(),
+            ErrorCode::kInvalidArgument);
 }
 
 TEST(HnswIndex, RejectsBadBuildOptions) {

@@ -30,8 +30,8 @@ TEST(DotKernels, F32MatchesScalarForEveryTailLength) {
     std::vector<float> rows = int_values(n * dim, -8, 8, uint32_t(dim));
     std::vector<float> q = int_values(dim, -8, 8, uint32_t(dim) + 1);
     std::vector<float> a(n), b(n);
-    simd::dot_rows(reinterpret_cast<const std::byte*>(rows.data()), DType::kF32, n, dim,
-                   q.data(), a.data());
+    simd::dot_rows(reinterpret_cast<const std::byte*>(rows.data()), DType::kF32, n, dim, q.data(),
+                   a.data());
     simd::dot_rows_scalar(reinterpret_cast<const std::byte*>(rows.data()), DType::kF32, n, dim,
                           q.data(), b.data());
     EXPECT_EQ(a, b) << "dim " << dim;
@@ -61,7 +61,8 @@ TEST(DotKernels, BlockScoresEqualOneRowScoresBitForBit) {
       const size_t es = dtype_size(dt);
       std::vector<float> block(n), one(n);
       simd::dot_rows(base, dt, n, dim, q.data(), block.data());
-      for (size_t i = 0; i < n; ++i) simd::dot_rows(base + i * dim * es, dt, 1, dim, q.data(), &one[i]);
+      for (size_t i = 0; i < n; ++i)
+        simd::dot_rows(base + i * dim * es, dt, 1, dim, q.data(), &one[i]);
       for (size_t i = 0; i < n; ++i)
         EXPECT_EQ(std::memcmp(&block[i], &one[i], 4), 0) << "dim " << dim << " row " << i;
     }

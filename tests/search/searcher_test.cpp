@@ -1,5 +1,7 @@
 // Searcher against torch on the same matrices (every metric x dtype x mode), batch vs single,
 // thread-count independence, filters vs a brute-force filter, centering and CSLS vs numpy.
+#include "embedscope/search/searcher.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <sstream>
 
 #include "embedscope/core/error.h"
-#include "embedscope/search/searcher.h"
 #include "test_util.h"
 
 namespace embedscope {
@@ -66,7 +67,8 @@ class SearcherVsTorch : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     test::run_python(kTorchOracle, {dir_->path()});
-    expected_ = new nlohmann::json(nlohmann::json::parse(test::read_file(dir_->file("expected.json"))));
+    expected_ =
+        new nlohmann::json(nlohmann::json::parse(test::read_file(dir_->file("expected.json"))));
   }
   static void TearDownTestSuite() {
     delete expected_;
@@ -74,7 +76,8 @@ class SearcherVsTorch : public ::testing::Test {
   }
   static EmbeddingTable table(const std::string& dt) {
     size_t n = (*expected_)["n"], dim = (*expected_)["dim"];
-    if (dt == "F32") return EmbeddingTable::from_f32(n, dim, read_raw<float>(dir_->file("W_F32.bin")));
+    if (dt == "F32")
+      return EmbeddingTable::from_f32(n, dim, read_raw<float>(dir_->file("W_F32.bin")));
     return EmbeddingTable::from_u16(n, dim, dt == "F16" ? DType::kF16 : DType::kBF16,
                                     read_raw<uint16_t>(dir_->file("W_" + dt + ".bin")));
   }
@@ -94,7 +97,8 @@ TEST_F(SearcherVsTorch, EveryMetricDtypeModeAndThreadCountEqualsTorchTopk) {
         for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
           for (size_t qn = 0; qn < e["qids"].size(); ++qn) {
             TokenId qid = e["qids"][qn];
-            SearchOptions o{.k = 10, .metric = parse_metric(metric), .mode = mode, .exclude = {qid}};
+            SearchOptions o{
+                .k = 10, .metric = parse_metric(metric), .mode = mode, .exclude = {qid}};
             auto got = s.search(s.row(qid), o);
             const auto& want = e[dt][metric][qn];
             ASSERT_EQ(got.size(), 10u);
@@ -201,7 +205,8 @@ TEST(Searcher, BatchOverManyRowBlocksEqualsTorchForAnyThreadCount) {
   test::run_python(kTorchBatchOracle, {dir.path()});
   const auto e = nlohmann::json::parse(test::read_file(dir.file("expected.json")));
   const size_t n = e["n"], dim = e["dim"], k = e["k"];
-  const std::vector<float> w = read_raw<float>(dir.file("W.bin")), q = read_raw<float>(dir.file("Q.bin"));
+  const std::vector<float> w = read_raw<float>(dir.file("W.bin")),
+                           q = read_raw<float>(dir.file("Q.bin"));
   const size_t nq = e["qids"].size();
   ASSERT_EQ(w.size(), n * dim);
   ASSERT_EQ(q.size(), nq * dim);
@@ -266,7 +271,8 @@ TEST(Searcher, RestrictedSearchEqualsBruteForceFilter) {
   for (Metric m : {Metric::kCosine, Metric::kDot, Metric::kL2}) {
     for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
       std::vector<float> q = s.row(14);
-      auto got = s.search(q, {.k = 15, .metric = m, .mode = mode, .exclude = {14}, .allow = &allow});
+      auto got =
+          s.search(q, {.k = 15, .metric = m, .mode = mode, .exclude = {14}, .allow = &allow});
       // Brute force: all eligible rows scored by the scalar reference, sorted.
       auto want = knn_reference(t, q, {.k = 15, .metric = m, .exclude = {14}, .allow = &allow});
       ASSERT_EQ(got.size(), want.size());
@@ -328,7 +334,8 @@ TEST(Searcher, CenteringAndCslsEqualNumpy) {
   ids.clear();
   for (auto& x : cl) ids.push_back(x.id);
   EXPECT_EQ(ids, e["csls"].get<std::vector<int>>());
-  for (size_t r = 0; r < cl.size(); ++r) EXPECT_NEAR(cl[r].score, e["csls_scores"][r].get<double>(), 1e-4);
+  for (size_t r = 0; r < cl.size(); ++r)
+    EXPECT_NEAR(cl[r].score, e["csls_scores"][r].get<double>(), 1e-4);
 }
 
 TEST(Searcher, RejectsBadQueries) {
@@ -350,7 +357,9 @@ TEST(Searcher, RejectsBadQueries) {
   auto [c3, m3] = code([&] { s.row(3); });
   EXPECT_EQ(c3, ErrorCode::kOutOfRange);
   EXPECT_NE(m3.find("row id 3"), std::string::npos);
-  auto [c4, m4] = code([&] { s.search(std::vector<float>{1, 0}, {.metric = Metric::kDot, .csls_k = 3}); });
+  auto [c4, m4] = code([&] {
+    s.search(std::vector<float>{1, 0}, {.metric = Metric::kDot, .csls_k = 3});
+  });
   EXPECT_EQ(c4, ErrorCode::kInvalidArgument);
   EXPECT_NE(m4.find("CSLS"), std::string::npos);
   auto [c5, m5] = code([&] { s.search_batch(std::vector<float>{1, 0, 1}, 2, {}); });

@@ -89,7 +89,9 @@ TEST(Filters, TrainedRowsFollowTheTrainersMinCount) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-    EXPECT_NE(std::string(e.what()).find("embedscope.train.min_count is \"five\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("embedscope.train.min_count is \"five\""),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -13,7 +13,8 @@ TEST(JsonDepth, CountsNestingOutsideStringsOnly) {
   EXPECT_EQ(json_depth("{}", 64), 1u);
   EXPECT_EQ(json_depth(R"({"a": [[1], {"b": [2]}]})", 64), 4u);
   EXPECT_EQ(json_depth(R"({"a": "[[[[{{{{"})", 64), 1u);
-  EXPECT_EQ(json_depth(R"({"a": "\"[[[[", "b": [1]})", 64), 2u);  // escaped quote stays in the string
+  EXPECT_EQ(json_depth(R"({"a": "\"[[[[", "b": [1]})", 64),
+            2u);  // escaped quote stays in the string
   EXPECT_EQ(json_depth(R"("just a string")", 64), 0u);
 }
 
@@ -25,7 +26,8 @@ TEST(JsonDepth, AgreesWithNlohmannOnValidDocuments) {
     for (const auto& x : j) d = std::max(d, depth(x));
     return d + 1;
   };
-  for (const char* doc : {R"([[], [[[]]], {"x": {"y": [1, "]]]"]}}])", R"({"k": 1})", R"([1, [2, [3, [4]]]])"}) {
+  for (const char* doc :
+       {R"([[], [[[]]], {"x": {"y": [1, "]]]"]}}])", R"({"k": 1})", R"([1, [2, [3, [4]]]])"}) {
     EXPECT_EQ(json_depth(doc, 64), depth(nlohmann::json::parse(doc))) << doc;
   }
 }
@@ -46,8 +48,10 @@ TEST(SecureEqual, ComparesWholeSecrets) {
 }
 
 TEST(IsLoopbackHost, OnlyLoopbackAddresses) {
-  for (const char* h : {"127.0.0.1", "127.1.2.3", "::1", "0:0:0:0:0:0:0:1", "localhost"}) EXPECT_TRUE(is_loopback_host(h)) << h;
-  for (const char* h : {"0.0.0.0", "::", "192.168.1.5", "10.0.0.1", "example.com", "1270.0.0.1", "127.evil.example"})
+  for (const char* h : {"127.0.0.1", "127.1.2.3", "::1", "0:0:0:0:0:0:0:1", "localhost"})
+    EXPECT_TRUE(is_loopback_host(h)) << h;
+  for (const char* h : {"0.0.0.0", "::", "192.168.1.5", "10.0.0.1", "example.com", "1270.0.0.1",
+                        "127.evil.example"})
     EXPECT_FALSE(is_loopback_host(h)) << h;
 }
 

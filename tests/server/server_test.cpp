@@ -32,7 +32,9 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-double secs_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double secs_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // A 50257 x 16 GPT-2-shaped table (the tokenizer policy gives it GPT-2's BPE; row 11 is all
 // zeros), and a 300 x 16 word2vec text file written by gensim (no tokenizer).
@@ -188,7 +190,8 @@ std::string raw_request(int port, const std::string& bytes, double secs = 10) {
 }
 
 int status_of(const std::string& response) {
-  return response.size() > 12 && response.rfind("HTTP/1.", 0) == 0 ? std::atoi(response.c_str() + 9) : -1;
+  return response.size() > 12 && response.rfind("HTTP/1.", 0) == 0 ? std::atoi(response.c_str() + 9)
+                                                                   : -1;
 }
 
 // The first response's body (Content-Length bytes; pipelined answers may follow it).
@@ -204,7 +207,8 @@ json body_of(const std::string& response) {
 json without_timing(json j) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end();) {
-      if (it.key().size() > 3 && it.key().ends_with("_ms")) it = j.erase(it);
+      if (it.key().size() > 3 && it.key().ends_with("_ms"))
+        it = j.erase(it);
       else {
         *it = without_timing(*it);
         ++it;
@@ -231,8 +235,10 @@ class Serve : public ::testing::Test {
     if (::access((fix_ + "/w.txt").c_str(), R_OK) != 0) {
       ::mkdir((std::string(ES_BINARY_DIR) + "/test_fixtures").c_str(), 0755);
       test::run_python(kMake, {dir_->path()});
-      if (::rename(dir_->path().c_str(), fix_.c_str()) != 0) fix_ = dir_->path();  // another run won
-      else ::mkdir(dir_->path().c_str(), 0755);
+      if (::rename(dir_->path().c_str(), fix_.c_str()) != 0)
+        fix_ = dir_->path();  // another run won
+      else
+        ::mkdir(dir_->path().c_str(), 0755);
     }
     gpt2_ = new ServerProc({"--model", fixture("g.safetensors"), "--threads", "2"});
     w2v_ = new ServerProc({"--model", fixture("w.txt"), "--threads", "1"});
@@ -306,8 +312,10 @@ TEST_F(Serve, HealthInfoModelsAndMetrics) {
   }
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
-  EXPECT_NE(r->body.find("embedscope_http_requests_total{route=\"/v1/info\"}"), std::string::npos) << r->body;
-  EXPECT_NE(r->body.find("embedscope_http_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"}"),
+  EXPECT_NE(r->body.find("embedscope_http_requests_total{route=\"/v1/info\"}"), std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find(
+                "embedscope_http_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"}"),
             std::string::npos);
   EXPECT_NE(r->body.find("embedscope_models_loaded 1"), std::string::npos);
 }
@@ -316,24 +324,26 @@ TEST_F(Serve, NeighborsEqualCliJson) {
   for (const char* q : {"computer", "king", "#11"}) {
     Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", q}, {"k", 7}}.dump());
     ASSERT_EQ(r.status, 200) << r.body;
-    json cli = cli_json("neighbors --model " + test::shell_quote(model()) + " " + test::shell_quote(q) +
-                        " -k 7 --threads 2 --json");
+    json cli = cli_json("neighbors --model " + test::shell_quote(model()) + " " +
+                        test::shell_quote(q) + " -k 7 --threads 2 --json");
     EXPECT_EQ(without_timing(r.body), without_timing(cli)) << q;
   }
   // A row id as a JSON integer is the CLI's --id.
   Reply r = post(gpt2_->port(), "/v1/neighbors", R"({"query": 3644, "k": 4, "metric": "l2"})");
   ASSERT_EQ(r.status, 200) << r.body;
-  json cli = cli_json("neighbors --model " + test::shell_quote(model()) + " --id 3644 -k 4 --metric l2 --threads 2 --json");
+  json cli = cli_json("neighbors --model " + test::shell_quote(model()) +
+                      " --id 3644 -k 4 --metric l2 --threads 2 --json");
   EXPECT_EQ(without_timing(r.body), without_timing(cli));
 }
 
 TEST_F(Serve, NeighborsBatchEqualsCliBatchLines) {
-  Reply r = post(gpt2_->port(), "/v1/neighbors", R"({"query": ["computer", "science", "#5"], "k": 5})");
+  Reply r =
+      post(gpt2_->port(), "/v1/neighbors", R"({"query": ["computer", "science", "#5"], "k": 5})");
   ASSERT_EQ(r.status, 200) << r.body;
   test::write_file(dir_->file("q.txt"), "computer\nscience\n#5\n");
-  test::CommandResult c = test::run(test::shell_quote(test::cli_path()) + " neighbors --model " +
-                                    test::shell_quote(model()) + " --batch " + test::shell_quote(dir_->file("q.txt")) +
-                                    " -k 5 --threads 2 --json");
+  test::CommandResult c = test::run(
+      test::shell_quote(test::cli_path()) + " neighbors --model " + test::shell_quote(model()) +
+      " --batch " + test::shell_quote(dir_->file("q.txt")) + " -k 5 --threads 2 --json");
   ASSERT_EQ(c.rc, 0) << c.err;
   std::istringstream lines(c.out);
   std::string line;
@@ -351,7 +361,8 @@ TEST_F(Serve, NeighborsByVectorAndExpression) {
   Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", v}, {"k", 3}}.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body["neighbors"].size(), 3u);
-  Reply e = post(gpt2_->port(), "/v1/neighbors", R"({"query": {"expr": "king - man + woman"}, "k": 3})");
+  Reply e =
+      post(gpt2_->port(), "/v1/neighbors", R"({"query": {"expr": "king - man + woman"}, "k": 3})");
   ASSERT_EQ(e.status, 200) << e.body;
   json cli = cli_json("neighbors --model " + test::shell_quote(model()) +
                       " --expr 'king - man + woman' -k 3 --threads 2 --json");
@@ -360,11 +371,12 @@ TEST_F(Serve, NeighborsByVectorAndExpression) {
 
 TEST_F(Serve, AnalogyEqualsCliJson) {
   for (const char* method : {"3cosadd", "3cosmul"}) {
-    Reply r = post(gpt2_->port(), "/v1/analogy",
-                   json{{"a", "man"}, {"b", "king"}, {"c", "woman"}, {"k", 5}, {"method", method}}.dump());
+    Reply r = post(
+        gpt2_->port(), "/v1/analogy",
+        json{{"a", "man"}, {"b", "king"}, {"c", "woman"}, {"k", 5}, {"method", method}}.dump());
     ASSERT_EQ(r.status, 200) << r.body;
-    json cli = cli_json("analogy --model " + test::shell_quote(model()) + " man king woman -k 5 --method " + method +
-                        " --threads 2 --json");
+    json cli = cli_json("analogy --model " + test::shell_quote(model()) +
+                        " man king woman -k 5 --method " + method + " --threads 2 --json");
     EXPECT_EQ(without_timing(r.body), without_timing(cli)) << method;
   }
   Reply bad = post(gpt2_->port(), "/v1/analogy", R"({"a": "man", "b": "king"})");
@@ -382,13 +394,15 @@ TEST_F(Serve, StatsEqualCliJson) {
 TEST_F(Serve, ExploreEqualsCliJson) {
   Reply r = post(gpt2_->port(), "/v1/explore", R"({"query": "computer", "k": 5})");
   ASSERT_EQ(r.status, 200) << r.body;
-  json cli = cli_json("explore --model " + test::shell_quote(model()) + " computer -k 5 --threads 2 --json");
+  json cli = cli_json("explore --model " + test::shell_quote(model()) +
+                      " computer -k 5 --threads 2 --json");
   EXPECT_EQ(without_timing(r.body), without_timing(cli));
 }
 
 TEST_F(Serve, TokenizeEqualsCliAndDecodeRoundTrips) {
   const std::string text = " The computer's résumé\n\xE2\x80 costs $3.14";
-  Reply t = post(gpt2_->port(), "/v1/tokenize", json{{"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  Reply t = post(gpt2_->port(), "/v1/tokenize",
+                 json{{"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace));
   ASSERT_EQ(t.status, 200) << t.body;
   const std::string valid = " The computer's résumé costs $3.14";
   Reply tv = post(gpt2_->port(), "/v1/tokenize", json{{"text", valid}}.dump());
@@ -412,7 +426,8 @@ TEST_F(Serve, EmbeddingsAreNumpyMeansOfTokenRows) {
   test::CommandResult py = test::run_python(kMeans, {fixture("g.npy"), lists.dump()});
   json want = json::parse(py.out);
 
-  Reply e = post(gpt2_->port(), "/v1/embeddings", R"({"input": ["hello world", " computer science"]})");
+  Reply e =
+      post(gpt2_->port(), "/v1/embeddings", R"({"input": ["hello world", " computer science"]})");
   ASSERT_EQ(e.status, 200) << e.body;
   EXPECT_EQ(e.body["object"], "list");
   ASSERT_EQ(e.body["data"].size(), 2u);
@@ -421,10 +436,12 @@ TEST_F(Serve, EmbeddingsAreNumpyMeansOfTokenRows) {
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(e.body["data"][i]["index"], i);
     for (size_t d = 0; d < 16; ++d)
-      EXPECT_NEAR(e.body["data"][i]["embedding"][d].get<double>(), want["means"][i][d].get<double>(), 1e-6);
+      EXPECT_NEAR(e.body["data"][i]["embedding"][d].get<double>(),
+                  want["means"][i][d].get<double>(), 1e-6);
   }
   // Token-id lists (row 11 is zero), and base64 = the same float32 bytes.
-  Reply ids = post(gpt2_->port(), "/v1/embeddings", R"({"input": [[11, 3644]], "encoding_format": "base64"})");
+  Reply ids = post(gpt2_->port(), "/v1/embeddings",
+                   R"({"input": [[11, 3644]], "encoding_format": "base64"})");
   ASSERT_EQ(ids.status, 200) << ids.body;
   std::string b64 = ids.body["data"][0]["embedding"];
   std::string raw;
@@ -449,8 +466,9 @@ TEST_F(Serve, EmbeddingsAreNumpyMeansOfTokenRows) {
     EXPECT_NEAR(x, want["means"][2][d].get<double>(), 1e-6);
   }
   // Similarity: cosines of the means.
-  Reply s = post(gpt2_->port(), "/v1/similarity",
-                 R"({"inputs": {"source_sentence": "hello world", "sentences": [" computer science"]}})");
+  Reply s =
+      post(gpt2_->port(), "/v1/similarity",
+           R"({"inputs": {"source_sentence": "hello world", "sentences": [" computer science"]}})");
   ASSERT_EQ(s.status, 200) << s.body;
   EXPECT_NEAR(s.body["scores"][0].get<double>(), want["cos"][0].get<double>(), 1e-5);
 }
@@ -494,7 +512,8 @@ TEST_F(Serve, ErrorsAreJsonWithTheRightStatus) {
   for (const char* k : {"0", "-1", "1000000000000", "301", "1e12"}) {
     Reply r = post(p, "/v1/neighbors", std::string(R"({"query": "w1", "k": )") + k + "}");
     EXPECT_EQ(r.status, 400) << k;
-    EXPECT_NE(r.body["error"]["message"].get<std::string>().find("'k'"), std::string::npos) << r.body;
+    EXPECT_NE(r.body["error"]["message"].get<std::string>().find("'k'"), std::string::npos)
+        << r.body;
   }
   Reply ok = post(p, "/v1/neighbors", R"({"query": "w1", "k": 299})");
   EXPECT_EQ(ok.status, 200) << ok.body;
@@ -503,24 +522,31 @@ TEST_F(Serve, ErrorsAreJsonWithTheRightStatus) {
 
 TEST_F(Serve, BodyTooLargeIs413AnyFraming) {  // H1, H11
   std::string big = R"({"query": "w1", "pad": ")" + std::string(2 << 20, 'x') + "\"}";
-  std::string r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                            "Content-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big);
+  std::string r =
+      raw_request(w2v_->port(),
+                  "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " +
+                      std::to_string(big.size()) + "\r\n\r\n" + big);
   EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
   EXPECT_TRUE(body_of(r)["error"].is_object());
   // H11: a huge declared length and an endless chunked body stop at the limit (413), fast.
   auto t0 = Clock::now();
-  r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                "Content-Length: 1000000000000\r\n\r\n" + std::string(3 << 20, 'x'));
+  r = raw_request(w2v_->port(),
+                  "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 1000000000000\r\n\r\n" +
+                      std::string(3 << 20, 'x'));
   EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
-  std::string chunked = "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Transfer-Encoding: chunked\r\n\r\n";
+  std::string chunked =
+      "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 3000; ++i) chunked += "400\r\n" + std::string(1024, 'x') + "\r\n";
   r = raw_request(w2v_->port(), chunked);
   EXPECT_EQ(status_of(r), 413) << r.substr(0, 200);
   EXPECT_LT(secs_since(t0), 5.0);
   // A compressed body is refused before it is read (no gzip bomb).
-  r = raw_request(w2v_->port(), "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                "Content-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd");
+  r = raw_request(w2v_->port(),
+                  "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd");
   EXPECT_EQ(status_of(r), 415) << r.substr(0, 200);
   EXPECT_EQ(get(w2v_->port(), "/health").status, 200);
 }
@@ -528,7 +554,8 @@ TEST_F(Serve, BodyTooLargeIs413AnyFraming) {  // H1, H11
 TEST_F(Serve, DeepNestingIs400EvenInIgnoredFields) {  // H4
   for (const std::string& where : {std::string("query"), std::string("ignored")}) {
     std::string deep = std::string(100000, '[') + std::string(100000, ']');
-    std::string body = where == "query" ? R"({"query": )" + deep + "}" : R"({"query": "w1", "x": )" + deep + "}";
+    std::string body =
+        where == "query" ? R"({"query": )" + deep + "}" : R"({"query": "w1", "x": )" + deep + "}";
     Reply r = post(w2v_->port(), "/v1/neighbors", body);
     EXPECT_EQ(r.status, 400) << where;
     EXPECT_EQ(r.body["error"]["code"], "nesting_too_deep") << r.body;
@@ -564,10 +591,12 @@ TEST_F(Serve, OversizedHeadsAndUris) {  // H10
   std::string many = "GET /health HTTP/1.1\r\nHost: x\r\n";
   for (int i = 0; i < 150; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
   EXPECT_EQ(status_of(raw_request(p, many + "\r\n")), 431);
-  std::string long_line = "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9 * 1024, 'a') + "\r\n\r\n";
+  std::string long_line =
+      "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9 * 1024, 'a') + "\r\n\r\n";
   int s = status_of(raw_request(p, long_line));
   EXPECT_TRUE(s == 400 || s == 431) << s;
-  std::string long_uri = "GET /health?" + std::string(9 * 1024, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string long_uri =
+      "GET /health?" + std::string(9 * 1024, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
   EXPECT_EQ(status_of(raw_request(p, long_uri)), 414);
   // The server still answers.
   EXPECT_EQ(get(p, "/health").status, 200);
@@ -625,7 +654,8 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
   // Answers alone (one request at a time: the single-query path) are the reference ...
   std::vector<json> alone(40);
   for (int q = 0; q < 40; ++q) {
-    Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
+    Reply r = post(gpt2_->port(), "/v1/neighbors",
+                   json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
     ASSERT_EQ(r.status, 200);
     alone[q] = r.body["neighbors"];
   }
@@ -638,12 +668,17 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
   for (int i = 0; i < 200; ++i)
     ts.emplace_back([&, i] {
       int q = i % 40;
-      Reply r = post(gpt2_->port(), "/v1/neighbors", json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
-      if (r.status != 200 || r.body["query"] != "#" + std::to_string(1000 + q) || r.body["neighbors"].size() != 5) return;
+      Reply r = post(gpt2_->port(), "/v1/neighbors",
+                     json{{"query", "#" + std::to_string(1000 + q)}, {"k", 5}}.dump());
+      if (r.status != 200 || r.body["query"] != "#" + std::to_string(1000 + q) ||
+          r.body["neighbors"].size() != 5)
+        return;
       for (size_t j = 0; j < 5; ++j) {
         const json& a = r.body["neighbors"][j];
         const json& b = alone[q][j];
-        if (a["id"] != b["id"] || std::fabs(a["score"].get<double>() - b["score"].get<double>()) > 1e-5) return;
+        if (a["id"] != b["id"] ||
+            std::fabs(a["score"].get<double>() - b["score"].get<double>()) > 1e-5)
+          return;
       }
       ok++;
     });
@@ -651,7 +686,8 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
   EXPECT_EQ(ok.load(), 200);
   auto m1 = c.Get("/metrics");
   ASSERT_TRUE(m1);
-  double calls = metric(m1->body, "embedscope_neighbors_batches_total") - metric(m0->body, "embedscope_neighbors_batches_total");
+  double calls = metric(m1->body, "embedscope_neighbors_batches_total") -
+                 metric(m0->body, "embedscope_neighbors_batches_total");
   double queries = metric(m1->body, "embedscope_neighbors_batched_queries_total") -
                    metric(m0->body, "embedscope_neighbors_batched_queries_total");
   EXPECT_EQ(queries, 200);
@@ -659,10 +695,12 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
 }
 
 TEST_F(Serve, FullQueueAnswers503AtOnce) {  // H15
-  ServerProc s({"--model", fixture("w.txt"), "--http-threads", "2", "--max-queued", "4", "--quiet"});
+  ServerProc s(
+      {"--model", fixture("w.txt"), "--http-threads", "2", "--max-queued", "4", "--quiet"});
   ASSERT_GT(s.port(), 0) << s.log();
   std::vector<int> idle;
-  for (int i = 0; i < 6; ++i) {  // 2 held by the workers + 4 queued (paced: workers take theirs first)
+  for (int i = 0; i < 6;
+       ++i) {  // 2 held by the workers + 4 queued (paced: workers take theirs first)
     idle.push_back(connect_to(s.port()));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -686,7 +724,8 @@ TEST_F(Serve, SigtermUnderLoadAnswersAcceptedRequestsAndExitsZero) {  // H18
       httplib::Client c("127.0.0.1", s.port());
       c.set_read_timeout(10, 0);
       for (int n = 0; go.load() && n < 100000; ++n) {
-        auto r = c.Post("/v1/neighbors", json{{"query", "#" + std::to_string(i * 100 + n % 100)}, {"k", 5}}.dump(),
+        auto r = c.Post("/v1/neighbors",
+                        json{{"query", "#" + std::to_string(i * 100 + n % 100)}, {"k", 5}}.dump(),
                         "application/json");
         if (!r) {  // refused: the server stopped accepting
           if (signalled.load()) break;
@@ -716,12 +755,15 @@ TEST_F(Serve, SigtermUnderLoadAnswersAcceptedRequestsAndExitsZero) {  // H18
 // to be written.)
 TEST_F(Serve, MutatedRequestsNeverBreakTheServer) {
   const std::string seeds[] = {
-      "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 28\r\n\r\n"
+      "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+      "28\r\n\r\n"
       "{\"query\": \"w1\", \"k\": 3}    ",
-      "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 29\r\n\r\n"
+      "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: 29\r\n\r\n"
       "{\"input\": [\"w1 w2\", [1, 2]]} ",
       "GET /v1/info?x=1 HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
-      "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "POST /v1/neighbors HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
       "a\r\n{\"query\": \r\n8\r\n\"w2\", \"k\r\n5\r\n\": 2}\r\n0\r\n\r\n",
   };
   uint64_t state = 12345;
@@ -735,11 +777,21 @@ TEST_F(Serve, MutatedRequestsNeverBreakTheServer) {
     for (int e = 0, n = 1 + int(rnd() % 4); e < n; ++e) {
       size_t at = rnd() % m.size();
       switch (rnd() % 5) {
-        case 0: m[at] = char(rnd()); break;
-        case 1: m.insert(at, 1, "\r\n:{}[]\"\\ 0\xff"[rnd() % 12]); break;
-        case 2: m.erase(at, 1 + rnd() % 8); break;
-        case 3: m.insert(at, m.substr(at, rnd() % 64)); break;
-        case 4: m.resize(at); break;
+        case 0:
+          m[at] = char(rnd());
+          break;
+        case 1:
+          m.insert(at, 1, "\r\n:{}[]\"\\ 0\xff"[rnd() % 12]);
+          break;
+        case 2:
+          m.erase(at, 1 + rnd() % 8);
+          break;
+        case 3:
+          m.insert(at, m.substr(at, rnd() % 64));
+          break;
+        case 4:
+          m.resize(at);
+          break;
       }
       if (m.empty()) m = "X";
     }
@@ -758,8 +810,9 @@ TEST_F(Serve, MutatedRequestsNeverBreakTheServer) {
 }
 
 TEST_F(Serve, NonLoopbackHostNeedsAnApiKey) {
-  test::CommandResult r = test::run(test::shell_quote(test::cli_path()) + " serve --host 0.0.0.0 --port 0 --model " +
-                                    test::shell_quote(fixture("w.txt")));
+  test::CommandResult r =
+      test::run(test::shell_quote(test::cli_path()) + " serve --host 0.0.0.0 --port 0 --model " +
+                test::shell_quote(fixture("w.txt")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--api-key"), std::string::npos) << r.err;
   // With a key: 401 without it, 200 with it; /health stays open.

@@ -182,7 +182,8 @@ TEST(BpeLoad, RejectsVocabOverTheSizeLimit) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
     const std::string m = e.what();
-    EXPECT_NE(m.find("vocab.json: file is 268435457 bytes, limit 268435456"), std::string::npos) << m;
+    EXPECT_NE(m.find("vocab.json: file is 268435457 bytes, limit 268435456"), std::string::npos)
+        << m;
   }
   std::ofstream(d.file("tokenizer.json")) << "{}";
   std::filesystem::resize_file(d.file("tokenizer.json"), (uintmax_t(256) << 20) + 1);
@@ -230,8 +231,10 @@ TEST(BpeLoad, DefaultGpt2NamesSetupWhenAbsent) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
     EXPECT_NE(std::string(e.what()).find("scripts/setup.sh"), std::string::npos);
   }
-  if (old) ::setenv("EMBEDSCOPE_HOME", saved.c_str(), 1);
-  else ::unsetenv("EMBEDSCOPE_HOME");
+  if (old)
+    ::setenv("EMBEDSCOPE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("EMBEDSCOPE_HOME");
 }
 
 TEST(BpeLoad, FindInDirFindsVocabAndMerges) {
@@ -271,7 +274,8 @@ TEST(BpeEncode, OffsetsPointAtEachTokensFirstByte) {
   size_t expect = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_EQ(offsets[i], expect);
-    EXPECT_EQ(text.compare(offsets[i], gpt2().token_bytes(ids[i]).size(), gpt2().token_bytes(ids[i])), 0);
+    EXPECT_EQ(
+        text.compare(offsets[i], gpt2().token_bytes(ids[i]).size(), gpt2().token_bytes(ids[i])), 0);
     expect += gpt2().token_bytes(ids[i]).size();
   }
   EXPECT_EQ(expect, text.size());
@@ -408,7 +412,8 @@ TEST(BpeDecode, PartialCharacterIsReplacementInTextApiAndExactInBytesApi) {  // 
   ASSERT_GT(ids.size(), 1u);  // 日 is split into byte tokens
   std::vector<TokenId> head(ids.begin(), ids.end() - 1);
   EXPECT_EQ(gpt2().decode(head), "\xEF\xBF\xBD");
-  EXPECT_EQ(gpt2().decode_bytes(head), std::string("日").substr(0, gpt2().decode_bytes(head).size()));
+  EXPECT_EQ(gpt2().decode_bytes(head),
+            std::string("日").substr(0, gpt2().decode_bytes(head).size()));
   EXPECT_EQ(gpt2().decode(ids), "日");
 }
 

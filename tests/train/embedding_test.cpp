@@ -1,5 +1,7 @@
 // Embedding / EmbeddingBag / optimizers: gradient checks by finite differences, and parity with
 // PyTorch (Debian python3-torch, run at test time on the same initial weights and inputs).
+#include "embedscope/train/embedding.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "embedscope/core/error.h"
-#include "embedscope/train/embedding.h"
 #include "embedscope/train/optim.h"
 #include "test_util.h"
 #include "train/rng.h"
@@ -33,8 +34,10 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // Central differences of `loss` at every weight element against `analytic`.
-void expect_gradient_matches(std::vector<float> w, const std::function<double(const std::vector<float>&)>& loss,
-                             const std::vector<float>& analytic, double h = 1e-2, double tol = 2e-3) {
+void expect_gradient_matches(std::vector<float> w,
+                             const std::function<double(const std::vector<float>&)>& loss,
+                             const std::vector<float>& analytic, double h = 1e-2,
+                             double tol = 2e-3) {
   ASSERT_EQ(w.size(), analytic.size());
   for (size_t i = 0; i < w.size(); ++i) {
     float saved = w[i];
@@ -102,14 +105,16 @@ TEST(EmbeddingGradCheck, BagModes) {
       auto w0 = random_vec(kRows * kDim, 21);
       auto psw = random_vec(kIds.size(), 22);
       std::span<const float> ps = weighted ? std::span<const float>(psw) : std::span<const float>();
-      EmbeddingBag bag(Embedding::from_pretrained(kRows, kDim, w0, false, {.padding_idx = 2}), mode);
+      EmbeddingBag bag(Embedding::from_pretrained(kRows, kDim, w0, false, {.padding_idx = 2}),
+                       mode);
       std::vector<float> out(offsets.size() * kDim), grad(kRows * kDim, 0.0f),
           gpsw(kIds.size(), 0.0f);
       bag.forward(kIds, offsets, out.data(), ps);
       auto r = random_vec(out.size(), 23);
       bag.backward_dense(kIds, offsets, r.data(), grad.data(), ps, gpsw.data());
       auto loss = [&](const std::vector<float>& w) {
-        EmbeddingBag b2(Embedding::from_pretrained(kRows, kDim, w, false, {.padding_idx = 2}), mode);
+        EmbeddingBag b2(Embedding::from_pretrained(kRows, kDim, w, false, {.padding_idx = 2}),
+                        mode);
         std::vector<float> o(offsets.size() * kDim);
         b2.forward(kIds, offsets, o.data(), ps);
         return dot(o, r);
@@ -118,7 +123,8 @@ TEST(EmbeddingGradCheck, BagModes) {
       expect_gradient_matches(w0, loss, grad, 1e-3);
       if (weighted) {
         auto loss_psw = [&](const std::vector<float>& p) {
-          EmbeddingBag b2(Embedding::from_pretrained(kRows, kDim, w0, false, {.padding_idx = 2}), mode);
+          EmbeddingBag b2(Embedding::from_pretrained(kRows, kDim, w0, false, {.padding_idx = 2}),
+                          mode);
           std::vector<float> o(offsets.size() * kDim);
           b2.forward(kIds, offsets, o.data(), p);
           return dot(o, r);
@@ -261,7 +267,8 @@ std::map<std::string, LayerCase> layer_cases() {
       {"bag_sum", {.mode = BagMode::kSum, .offsets = {0, 3, 3, 5}}},
       {"bag_sum_weighted", {.mode = BagMode::kSum, .offsets = {0, 2, 6}, .weighted = true}},
       {"bag_mean", {.mode = BagMode::kMean, .offsets = {0, 3, 3, 5}}},
-      {"bag_mean_padding", {.opt = {.padding_idx = 3}, .mode = BagMode::kMean, .offsets = {0, 3, 5}}},
+      {"bag_mean_padding",
+       {.opt = {.padding_idx = 3}, .mode = BagMode::kMean, .offsets = {0, 3, 5}}},
       {"bag_max", {.mode = BagMode::kMax, .offsets = {0, 3, 3, 5}}},
       {"bag_max_norm", {.opt = {.max_norm = 1.0f}, .mode = BagMode::kMax, .offsets = {0, 4}}},
   };
@@ -331,20 +338,35 @@ std::map<std::string, OptimCase> optim_cases() {
     };
   };
   SgdOptions sgd{.lr = 0.1f, .momentum = 0.9f, .dampening = 0.1f, .weight_decay = 0.01f};
-  m["sgd_momentum"] = {"sgd", {{"lr", 0.1}, {"momentum", 0.9}, {"dampening", 0.1}, {"weight_decay", 0.01}, {"nesterov", false}},
+  m["sgd_momentum"] = {"sgd",
+                       {{"lr", 0.1},
+                        {"momentum", 0.9},
+                        {"dampening", 0.1},
+                        {"weight_decay", 0.01},
+                        {"nesterov", false}},
                        dense([=] { return Sgd(kRows, kDim, sgd); })};
   SgdOptions nest{.lr = 0.05f, .momentum = 0.8f, .nesterov = true};
-  m["sgd_nesterov"] = {"sgd", {{"lr", 0.05}, {"momentum", 0.8}, {"dampening", 0.0}, {"weight_decay", 0.0}, {"nesterov", true}},
+  m["sgd_nesterov"] = {"sgd",
+                       {{"lr", 0.05},
+                        {"momentum", 0.8},
+                        {"dampening", 0.0},
+                        {"weight_decay", 0.0},
+                        {"nesterov", true}},
                        dense([=] { return Sgd(kRows, kDim, nest); })};
   AdamOptions adam{.lr = 0.05f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.01f};
-  json adam_hp = {{"lr", 0.05}, {"beta1", 0.8}, {"beta2", 0.99}, {"eps", 1e-8}, {"weight_decay", 0.01}};
+  json adam_hp = {
+      {"lr", 0.05}, {"beta1", 0.8}, {"beta2", 0.99}, {"eps", 1e-8}, {"weight_decay", 0.01}};
   m["adam"] = {"adam", adam_hp, dense([=] { return Adam(kRows, kDim, adam); })};
   m["adamw"] = {"adamw", adam_hp, dense([=] { return AdamW(kRows, kDim, adam); })};
-  AdagradOptions ada{.lr = 0.1f, .lr_decay = 0.01f, .weight_decay = 0.01f, .initial_accumulator_value = 0.1f};
-  m["adagrad_dense"] = {"adagrad", {{"lr", 0.1}, {"lr_decay", 0.01}, {"weight_decay", 0.01}, {"init", 0.1}, {"eps", 1e-10}},
-                        dense([=] { return Adagrad(kRows, kDim, ada); })};
+  AdagradOptions ada{
+      .lr = 0.1f, .lr_decay = 0.01f, .weight_decay = 0.01f, .initial_accumulator_value = 0.1f};
+  m["adagrad_dense"] = {
+      "adagrad",
+      {{"lr", 0.1}, {"lr_decay", 0.01}, {"weight_decay", 0.01}, {"init", 0.1}, {"eps", 1e-10}},
+      dense([=] { return Adagrad(kRows, kDim, ada); })};
   AdamOptions sadam{.lr = 0.05f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-8f};
-  m["sparse_adam"] = {"sparse_adam", {{"lr", 0.05}, {"beta1", 0.8}, {"beta2", 0.99}, {"eps", 1e-8}},
+  m["sparse_adam"] = {"sparse_adam",
+                      {{"lr", 0.05}, {"beta1", 0.8}, {"beta2", 0.99}, {"eps", 1e-8}},
                       [=](Embedding& e, const auto& ids, const auto& grads) {
                         SparseAdam opt(kRows, kDim, sadam);
                         train_steps(e, ids, grads, [&](const auto& b, const auto& go) {
@@ -352,13 +374,15 @@ std::map<std::string, OptimCase> optim_cases() {
                         });
                       }};
   AdagradOptions sada{.lr = 0.1f, .lr_decay = 0.01f, .initial_accumulator_value = 0.1f};
-  m["adagrad_sparse"] = {"adagrad_sparse", {{"lr", 0.1}, {"lr_decay", 0.01}, {"weight_decay", 0.0}, {"init", 0.1}, {"eps", 1e-10}},
-                         [=](Embedding& e, const auto& ids, const auto& grads) {
-                           Adagrad opt(kRows, kDim, sada);
-                           train_steps(e, ids, grads, [&](const auto& b, const auto& go) {
-                             opt.step_sparse(e.weight(), e.backward_sparse(b, go.data()));
-                           });
-                         }};
+  m["adagrad_sparse"] = {
+      "adagrad_sparse",
+      {{"lr", 0.1}, {"lr_decay", 0.01}, {"weight_decay", 0.0}, {"init", 0.1}, {"eps", 1e-10}},
+      [=](Embedding& e, const auto& ids, const auto& grads) {
+        Adagrad opt(kRows, kDim, sada);
+        train_steps(e, ids, grads, [&](const auto& b, const auto& go) {
+          opt.step_sparse(e.weight(), e.backward_sparse(b, go.data()));
+        });
+      }};
   return m;
 }
 
@@ -403,7 +427,8 @@ void expect_near_all(const std::vector<float>& ours, const json& theirs, double 
 
 TEST(EmbeddingTorchParity, ForwardAndGradientsMatchEveryMode) {
   const json& res = torch_results();
-  ASSERT_FALSE(res.is_null()) << "torch did not run (is python3-torch installed? run scripts/setup.sh)";
+  ASSERT_FALSE(res.is_null())
+      << "torch did not run (is python3-torch installed? run scripts/setup.sh)";
   auto w = random_vec(kRows * kDim, 5);
   auto go = random_vec(kIds.size() * kDim, 6);
   for (auto& [name, c] : layer_cases()) {

@@ -1,5 +1,7 @@
 // word2vec checkpoints: bit-identical resume, two-thread resume, syn1neg order, damage (each
 // field named), other settings, full disk.
+#include "embedscope/train/w2v_checkpoint.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -10,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "embedscope/core/error.h"
-#include "embedscope/train/w2v_checkpoint.h"
 #include "embedscope/train/word2vec.h"
 #include "test_util.h"
 #include "train/w2v_checkpoint.h"
@@ -91,13 +92,15 @@ TEST(Word2VecCheckpoint, OutputRowsAreStoredInVocabularyOrder) {
   std::vector<float> syn0(kRows * kStride, 0.0f), syn1(kRows * kStride, 0.0f);
   for (size_t r = 0; r < kRows; ++r)
     for (size_t k = 0; k < kDim; ++k) syn1[slot_a[r] * kStride + k] = float(10 * r + k);
-  CheckpointArrays a{kDim, kStride, kRows, syn0.data(), syn1.data(), 0, nullptr, nullptr,
-                     slot_a.data()};
+  CheckpointArrays a{kDim, kStride, kRows,   syn0.data(),  syn1.data(),
+                     0,    nullptr, nullptr, slot_a.data()};
   save_checkpoint(d.file("x.ckpt"), fp, CheckpointState{}, a);
-  for (const std::vector<uint32_t>* slot : {&slot_b, static_cast<const std::vector<uint32_t>*>(nullptr)}) {
+  for (const std::vector<uint32_t>* slot :
+       {&slot_b, static_cast<const std::vector<uint32_t>*>(nullptr)}) {
     std::vector<float> back0(kRows * kStride, 0.0f), back1(kRows * kStride, -1.0f);
-    CheckpointArrays b{kDim, kStride, kRows, back0.data(), back1.data(), 0, nullptr, nullptr,
-                       slot ? slot->data() : nullptr};
+    CheckpointArrays b{kDim,         kStride,      kRows,
+                       back0.data(), back1.data(), 0,
+                       nullptr,      nullptr,      slot ? slot->data() : nullptr};
     load_checkpoint(d.file("x.ckpt"), fp, b);
     for (size_t r = 0; r < kRows; ++r)
       for (size_t k = 0; k < kDim; ++k)
@@ -262,4 +265,3 @@ TEST(Word2VecCheckpoint, FullDiskKeepsThePreviousCheckpoint) {
   o.resume = true;
   EXPECT_TRUE(train_word2vec({d.file("c.txt")}, o).completed);
 }
-

@@ -1,13 +1,13 @@
 // Negative-sampling tables: the alias table's probabilities against count^0.75 computed here, and
 // the per-thread split's invariants (disjoint, complete, equal mass) and refusals.
+#include "train/w2v_negatives.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include "train/w2v_negatives.h"
 
 using namespace embedscope;
 
@@ -100,10 +100,12 @@ TEST(W2vNegatives, SplitRefusedWhenItCannotBeBalanced) {
   EXPECT_TRUE(partition_for_threads(heavy, std::vector<uint8_t>(100, 1), 2).empty());
   // Fewer than kMinRowsPerSet rows a set.
   const size_t n = 2 * kMinRowsPerSet;
-  EXPECT_TRUE(partition_for_threads(std::vector<uint64_t>(n - 1, 10), std::vector<uint8_t>(n - 1, 1), 2)
-                  .empty());
-  EXPECT_EQ(partition_for_threads(std::vector<uint64_t>(n, 10), std::vector<uint8_t>(n, 1), 2).size(),
-            2u);
+  EXPECT_TRUE(
+      partition_for_threads(std::vector<uint64_t>(n - 1, 10), std::vector<uint8_t>(n - 1, 1), 2)
+          .empty());
+  EXPECT_EQ(
+      partition_for_threads(std::vector<uint64_t>(n, 10), std::vector<uint8_t>(n, 1), 2).size(),
+      2u);
   // Nothing trained.
   EXPECT_TRUE(partition_for_threads(v.counts, std::vector<uint8_t>(v.counts.size(), 0), 2).empty());
 }
@@ -153,7 +155,8 @@ TEST(W2vNegatives, OneTableForOneThreadOneBlockPerThreadForTwo) {
     uint32_t lo = 0xFFFFFFFFu, hi = 0;
     size_t drawn = 0;
     for (const auto& [s, prob] : p)
-      if (prob > 1e-12) lo = std::min(lo, s), hi = std::max(hi, s), ++drawn, mixed[row_of[s]] += prob / 2;
+      if (prob > 1e-12)
+        lo = std::min(lo, s), hi = std::max(hi, s), ++drawn, mixed[row_of[s]] += prob / 2;
     EXPECT_EQ(size_t(hi - lo + 1), drawn) << "table " << k << " is not one block";
     if (k == 1) EXPECT_GT(lo, prev_hi);
     prev_hi = hi;

@@ -1,6 +1,8 @@
 // word2vec trainer: kernels against the formula, vocabulary against Python's own counting,
 // learning on a corpus with known structure, determinism, bad input, token mode. Checkpoints:
 // w2v_checkpoint_test.cpp.
+#include "embedscope/train/word2vec.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/tokenizer/bpe.h"
-#include "embedscope/train/word2vec.h"
 #include "test_util.h"
 #include "train/rng.h"
 #include "train/w2v_kernels.h"
@@ -113,8 +114,12 @@ static void check_pipelined_window_formula(bool shared_negatives) {
   EXPECT_GT(std::abs(out[3][0] - (0.2 - 1.05)), 1e-3);
 }
 
-TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(true); }
-TEST(Word2VecKernels, FreshNegativesWindowEqualsTheFormula) { check_pipelined_window_formula(false); }
+TEST(Word2VecKernels, SharedNegativesWindowEqualsTheFormula) {
+  check_pipelined_window_formula(true);
+}
+TEST(Word2VecKernels, FreshNegativesWindowEqualsTheFormula) {
+  check_pipelined_window_formula(false);
+}
 
 // syn1neg's layout (W2vShared::out_slot, negatives by thread) must be invisible: every loop,
 // run on the same sentence from the same state with the output rows permuted and the alias table
@@ -134,9 +139,9 @@ TEST(Word2VecKernels, OutputRowLayoutDoesNotChangeTheResult) {
     const char* name;
     bool cbow, pipelined, shared;
   };
-  for (Mode mode : {Mode{"classic skip-gram", false, false, false},
-                    Mode{"fresh negatives", false, true, false},
-                    Mode{"shared negatives", false, true, true}, Mode{"cbow", true, false, false}}) {
+  for (Mode mode :
+       {Mode{"classic skip-gram", false, false, false}, Mode{"fresh negatives", false, true, false},
+        Mode{"shared negatives", false, true, true}, Mode{"cbow", true, false, false}}) {
     SCOPED_TRACE(mode.name);
     std::vector<float> syn0[2], syn1[2];
     for (int v = 0; v < 2; ++v) {
@@ -164,19 +169,22 @@ TEST(Word2VecKernels, OutputRowLayoutDoesNotChangeTheResult) {
       t.rng = 99;
       t.neu1 = neu1.data();
       t.neu1e = neu1e.data();
-      for (int pass = 0; pass < 3; ++pass) w2v_train_sentence(m, sent.data(), sent.size(), 0.05f, t);
+      for (int pass = 0; pass < 3; ++pass)
+        w2v_train_sentence(m, sent.data(), sent.size(), 0.05f, t);
     }
     EXPECT_EQ(syn0[0], syn0[1]);
     for (size_t r = 0; r < kRows; ++r)
       for (size_t d = 0; d < kStride; ++d)
-        ASSERT_EQ(syn1[0][r * kStride + d], syn1[1][slot[r] * kStride + d]) << "row " << r << " dim " << d;
+        ASSERT_EQ(syn1[0][r * kStride + d], syn1[1][slot[r] * kStride + d])
+            << "row " << r << " dim " << d;
     EXPECT_NE(syn1[0][0], 0.0f);  // the rows did move (row 0 started at 0 in dim 0)
   }
 }
 
 TEST(Word2VecVocab, CountsMatchPythonSplit) {
   test::TempDir d;
-  std::string text = topic_corpus(300, 1) + "rare once\n  tabs\tand\r\nspaces  \nlast line no newline";
+  std::string text =
+      topic_corpus(300, 1) + "rare once\n  tabs\tand\r\nspaces  \nlast line no newline";
   test::write_file(d.file("c.txt"), text);
   auto r = test::run_python(
       "import sys, collections, json\n"
@@ -225,9 +233,9 @@ TEST(Word2VecTraining, EveryModeLearnsTopics) {
     bool shared = false;
   };
   for (Mode m : {Mode{W2vArch::kSkipGram, 5, false}, Mode{W2vArch::kSkipGram, 5, false, true},
-                 Mode{W2vArch::kSkipGram, 5, false, false, true},
-                 Mode{W2vArch::kCbow, 5, false}, Mode{W2vArch::kSkipGram, 0, true},
-                 Mode{W2vArch::kCbow, 0, true}, Mode{W2vArch::kSkipGram, 3, true}}) {
+                 Mode{W2vArch::kSkipGram, 5, false, false, true}, Mode{W2vArch::kCbow, 5, false},
+                 Mode{W2vArch::kSkipGram, 0, true}, Mode{W2vArch::kCbow, 0, true},
+                 Mode{W2vArch::kSkipGram, 3, true}}) {
     Word2VecOptions o = small_options();
     o.arch = m.arch;
     o.negative = m.negative;
@@ -235,9 +243,9 @@ TEST(Word2VecTraining, EveryModeLearnsTopics) {
     o.classic_skipgram = m.classic;
     o.shared_negatives = m.shared;
     Word2VecResult r = train_word2vec({d.file("c.txt")}, o);
-    SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") +
-                 " negative " + std::to_string(m.negative) + (m.hs ? " hs" : "") +
-                 (m.classic ? " classic" : "") + (m.shared ? " shared" : ""));
+    SCOPED_TRACE(std::string(m.arch == W2vArch::kCbow ? "cbow" : "skipgram") + " negative " +
+                 std::to_string(m.negative) + (m.hs ? " hs" : "") + (m.classic ? " classic" : "") +
+                 (m.shared ? " shared" : ""));
     EXPECT_EQ(r.vocab.size(), 40u);
     EXPECT_GT(topic_separation(r), 0.3);
     EXPECT_GT(r.final_loss, 0.0);
@@ -423,9 +431,11 @@ TEST(Word2VecBadInput, RejectsZeroOrAbsurdSettings) {
       {[](auto& o) { o.lr = -1; }, "lr -1"},
       // --shared-negatives where it would silently do nothing.
       {[](auto& o) { o.shared_negatives = true, o.arch = W2vArch::kCbow; }, "not with arch = cbow"},
-      {[](auto& o) { o.shared_negatives = true, o.negative = 0, o.hs = true; }, "not with negative = 0"},
+      {[](auto& o) { o.shared_negatives = true, o.negative = 0, o.hs = true; },
+       "not with negative = 0"},
       {[](auto& o) { o.shared_negatives = true, o.hs = true; }, "not with hs"},
-      {[](auto& o) { o.shared_negatives = true, o.classic_skipgram = true; }, "not with classic_skipgram"},
+      {[](auto& o) { o.shared_negatives = true, o.classic_skipgram = true; },
+       "not with classic_skipgram"},
   };
   for (auto& c : cases) {
     Word2VecOptions o = small_options();
@@ -462,15 +472,17 @@ TEST(Word2VecTokens, Gpt2RowsAndCountsMatchTheReferenceEncoder) {
   std::string corpus;
   for (int i = 0; i < 20; ++i) corpus += text;
   test::write_file(d.file("c.txt"), corpus);
-  std::string home = std::getenv("EMBEDSCOPE_HOME") ? std::getenv("EMBEDSCOPE_HOME")
-                                                    : std::string(std::getenv("HOME")) + "/.cache/embedscope";
-  test::write_file(d.file("count.js"),
-                   "const enc = require(process.argv[2] + '/npm/node_modules/gpt-3-encoder');\n"
-                   "const fs = require('fs');\n"
-                   "const lines = fs.readFileSync(process.argv[3], 'utf8').split('\\n');\n"
-                   "const c = {};\n"
-                   "for (const l of lines) for (const id of enc.encode(l)) c[id] = (c[id] || 0) + 1;\n"
-                   "console.log(JSON.stringify(c));\n");
+  std::string home = std::getenv("EMBEDSCOPE_HOME")
+                         ? std::getenv("EMBEDSCOPE_HOME")
+                         : std::string(std::getenv("HOME")) + "/.cache/embedscope";
+  test::write_file(
+      d.file("count.js"),
+      "const enc = require(process.argv[2] + '/npm/node_modules/gpt-3-encoder');\n"
+      "const fs = require('fs');\n"
+      "const lines = fs.readFileSync(process.argv[3], 'utf8').split('\\n');\n"
+      "const c = {};\n"
+      "for (const l of lines) for (const id of enc.encode(l)) c[id] = (c[id] || 0) + 1;\n"
+      "console.log(JSON.stringify(c));\n");
   auto r = test::run("/usr/bin/node " + test::shell_quote(d.file("count.js")) + " " +
                      test::shell_quote(home) + " " + test::shell_quote(d.file("c.txt")));
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -484,7 +496,8 @@ TEST(Word2VecTokens, Gpt2RowsAndCountsMatchTheReferenceEncoder) {
   ASSERT_EQ(res.table.n_rows(), tok.vocab_size());
   uint64_t nonzero = 0;
   for (size_t i = 0; i < res.vocab.size(); ++i) {
-    uint64_t expected = want.contains(std::to_string(i)) ? want[std::to_string(i)].get<uint64_t>() : 0;
+    uint64_t expected =
+        want.contains(std::to_string(i)) ? want[std::to_string(i)].get<uint64_t>() : 0;
     EXPECT_EQ(res.vocab.counts()[i], expected) << "id " << i;
     EXPECT_EQ(res.trained[i], expected > 0 ? 1 : 0);
     nonzero += expected > 0;

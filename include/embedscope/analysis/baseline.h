@@ -36,7 +36,7 @@ namespace embedscope {
 
 struct InitDistribution {
   enum class Kind { kNormal, kUniform } kind = Kind::kNormal;
-  double scale = 1.0;  // normal: standard deviation; uniform: half-width
+  double scale = 1.0;            // normal: standard deviation; uniform: half-width
   std::string describe() const;  // "normal:0.02"
 };
 

@@ -54,7 +54,7 @@ struct AnalogyResult {
   std::vector<AnalogySection> sections;  // the file's sections, then "Total accuracy"
   double score = 0;                      // total correct / (correct + incorrect)
   size_t n_questions = 0, n_oov = 0, n_composed = 0;
-  double oov_ratio = 0;                  // percent
+  double oov_ratio = 0;  // percent
 };
 
 struct PairsResult {

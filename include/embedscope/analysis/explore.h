@@ -46,10 +46,10 @@ class Searcher;
 
 struct ExploreOptions {
   size_t k = 10;
-  uint64_t seed = 42;           // baseline seed (row streams use seed mixed with the query's
-                                // first row id) and --sample's word choice
-  bool all_tokens = false;      // candidates: every row, not only whole words
-  std::string init;             // baseline init override ("normal:0.02"); "" = Model::init_hint
+  uint64_t seed = 42;       // baseline seed (row streams use seed mixed with the query's
+                            // first row id) and --sample's word choice
+  bool all_tokens = false;  // candidates: every row, not only whole words
+  std::string init;         // baseline init override ("normal:0.02"); "" = Model::init_hint
   size_t n_threads = 1;
 };
 
@@ -62,7 +62,7 @@ struct LabelledNeighbor {
 };
 
 struct LabelCounts {
-  std::array<size_t, 4> by_label{};          // indexed by Label
+  std::array<size_t, 4> by_label{};           // indexed by Label
   std::map<std::string, size_t> noise_kinds;  // noise sub-kind -> count
   size_t total() const { return by_label[0] + by_label[1] + by_label[2] + by_label[3]; }
   size_t operator[](Label l) const { return by_label[size_t(l)]; }
@@ -76,26 +76,26 @@ struct ScoreSummary {  // cosines of the query to every candidate row
 };
 
 struct QueryRows {
-  std::string text;                  // the variant's raw text (" computer")
+  std::string text;  // the variant's raw text (" computer")
   std::vector<TokenId> ids;
   std::vector<std::string> display;  // readable tokens
 };
 
 struct BaselineView {
-  std::string init;                        // "normal:0.02"
+  std::string init;  // "normal:0.02"
   uint64_t seed = 0;
   std::vector<LabelledNeighbor> neighbors;
   LabelCounts labels;
-  std::vector<float> top_scores;           // empirical, descending
-  std::vector<double> expected_top_scores; // analytic (baseline.h)
+  std::vector<float> top_scores;            // empirical, descending
+  std::vector<double> expected_top_scores;  // analytic (baseline.h)
   ScoreSummary scores;
 };
 
 struct ExploreResult {
   std::string query;
-  std::vector<QueryRows> rows;            // every variant found
-  size_t query_variant = 0;               // index into rows used as the query
-  bool composed = false;                  // query = mean of several token rows
+  std::vector<QueryRows> rows;  // every variant found
+  size_t query_variant = 0;     // index into rows used as the query
+  bool composed = false;        // query = mean of several token rows
   std::vector<LabelledNeighbor> neighbors;
   LabelCounts labels;
   ScoreSummary scores;
@@ -133,8 +133,8 @@ class Explorer {
 
  private:
   std::vector<LabelledNeighbor> top_k(const std::vector<float>& scores,
-                                      const std::vector<TokenId>& exclude,
-                                      const PreparedQuery& q, ScoreSummary* summary, size_t k) const;
+                                      const std::vector<TokenId>& exclude, const PreparedQuery& q,
+                                      ScoreSummary* summary, size_t k) const;
   BaselineView baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q, uint64_t seed,
                         size_t k) const;
   const Model& model_;

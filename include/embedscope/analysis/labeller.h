@@ -70,15 +70,15 @@ enum class NoiseKind : uint8_t { kNone, kSpecial, kNumberOrPunct, kSubword, kRar
 inline constexpr Label kAllLabels[] = {Label::kVariant, Label::kSynonym, Label::kRelated,
                                        Label::kNoise};
 
-std::string_view label_name(Label l);          // "variant" "synonym" "related" "noise"
+std::string_view label_name(Label l);           // "variant" "synonym" "related" "noise"
 std::string_view noise_kind_name(NoiseKind k);  // "" "special" "number_or_punct" "subword"
                                                 // "rare" "unrelated"
 
 // A token's text with markers removed.
 struct TokenForm {
-  std::string word;         // marker-free text, original case ("Computer")
-  std::string lower;        // ASCII lower-cased word
-  bool word_start = false;  // had a leading space / "Ġ" / "▁" (or "</w>" word end)
+  std::string word;           // marker-free text, original case ("Computer")
+  std::string lower;          // ASCII lower-cased word
+  bool word_start = false;    // had a leading space / "Ġ" / "▁" (or "</w>" word end)
   bool continuation = false;  // "##" word-piece continuation
   bool has_letter = false;    // an ASCII letter or any non-ASCII code point
   bool is_wordlike = false;   // letters plus internal ' - . _ only
@@ -87,9 +87,9 @@ struct TokenForm {
 TokenForm normalize_token(std::string_view raw);
 
 struct TokenInfo {
-  std::string_view text;            // raw token bytes (" computer", "Ġcomputer", "computers")
-  bool special = false;             // marked special by the tokenizer
-  std::optional<uint64_t> count;    // training count, when the model has counts
+  std::string_view text;                 // raw token bytes (" computer", "Ġcomputer", "computers")
+  bool special = false;                  // marked special by the tokenizer
+  std::optional<uint64_t> count;         // training count, when the model has counts
   bool vocab_marks_word_starts = false;  // GPT-2 / SentencePiece style vocabulary
 };
 
@@ -106,12 +106,12 @@ struct TokenInfo {
 enum class Specificity : uint8_t { kCoverage, kDepth };
 
 struct LabelOptions {
-  int max_hops = 2;              // pointer hops for "related"
-  int max_hypernym_depth = 2;    // levels above both words for a shared hypernym
-  uint64_t rare_count = 5;       // noise/rare below this count (when counts are known)
+  int max_hops = 2;            // pointer hops for "related"
+  int max_hypernym_depth = 2;  // levels above both words for a shared hypernym
+  uint64_t rare_count = 5;     // noise/rare below this count (when counts are known)
   Specificity specificity = Specificity::kCoverage;
   double max_coverage_share = 0.004;  // kCoverage threshold
-  int min_depth = 4;             // kDepth threshold, pointers from a root
+  int min_depth = 4;                  // kDepth threshold, pointers from a root
 };
 
 struct LabelResult {
@@ -122,11 +122,11 @@ struct LabelResult {
 
 // The query side of labelling, computed once per query word.
 struct PreparedQuery {
-  std::string word;                     // as given
+  std::string word;  // as given
   TokenForm form;
   std::vector<std::pair<WnPos, std::string>> lemmas;  // morphy per POS (rules applied once)
   std::string stem;
-  std::vector<SynsetId> synsets;        // of the word's lemmas, all POS
+  std::vector<SynsetId> synsets;  // of the word's lemmas, all POS
   // Synsets reachable within max_hops by allowed paths, with the pointer that first reached
   // them; `expand` false: reached by a domain pointer or a kind-of pointer to (or from) a
   // synset that is not specific: not followed further.
@@ -137,7 +137,7 @@ struct PreparedQuery {
     bool expand = true;
   };
   std::map<SynsetId, Reach> reached;
-  std::map<SynsetId, int> ancestors;    // hypernyms up to max_hypernym_depth -> levels
+  std::map<SynsetId, int> ancestors;  // hypernyms up to max_hypernym_depth -> levels
 };
 
 class Labeller {
@@ -164,7 +164,8 @@ class Labeller {
     bool allowed, through;
   };
   Hop hop_allowed(SynsetId from, std::string_view symbol, SynsetId to, int hop) const;
-  std::optional<std::string> link(const PosLemmas& a, const PosLemmas& b, bool derivation_only) const;
+  std::optional<std::string> link(const PosLemmas& a, const PosLemmas& b,
+                                  bool derivation_only) const;
   std::optional<std::string> defines(const PosLemmas& longer, const std::string& shorter,
                                      const PosLemmas& shorter_lemmas) const;
   std::optional<std::string> affix_variant(const std::string& a, const PosLemmas& al,

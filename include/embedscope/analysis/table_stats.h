@@ -32,9 +32,9 @@ namespace embedscope {
 
 struct StatsOptions {
   size_t n_rows_limit = 0;
-  size_t n_pairs = 20000;        // random pairs for the pair-cosine distribution
+  size_t n_pairs = 20000;  // random pairs for the pair-cosine distribution
   size_t hub_k = 10;
-  size_t n_queries = 2000;       // hubness queries
+  size_t n_queries = 2000;  // hubness queries
   size_t n_components = 10;
   size_t max_pca_rows = 20000;
   uint64_t seed = 42;
@@ -50,20 +50,20 @@ struct TableStats {
   size_t n_rows = 0, dim = 0;
   Distribution norms;
   size_t n_zero = 0, n_nonfinite = 0;
-  double mean_cos_to_mean = 0;      // anisotropy
-  Distribution pair_cos;            // random pairs
+  double mean_cos_to_mean = 0;  // anisotropy
+  Distribution pair_cos;        // random pairs
   size_t hub_k = 0, n_queries = 0;
   double k_occurrence_skew = 0;
-  double antihub_share = 0;         // rows never among the k nearest
+  double antihub_share = 0;                          // rows never among the k nearest
   std::vector<std::pair<TokenId, size_t>> top_hubs;  // (row, N_k), descending
-  std::vector<double> pca_explained;  // variance shares of the top components
+  std::vector<double> pca_explained;                 // variance shares of the top components
 };
 
 TableStats table_stats(const EmbeddingTable& table, const StatsOptions& options);
 
 struct CompareOptions {
   size_t k = 10;
-  size_t n_words = 1000;   // sampled shared rows for overlap (0 = all)
+  size_t n_words = 1000;  // sampled shared rows for overlap (0 = all)
   size_t n_moved = 20;
   uint64_t seed = 42;
   size_t n_threads = 1;
@@ -80,12 +80,12 @@ struct RowDrift {
 
 struct CompareResult {
   size_t n_shared = 0;
-  std::string matched_by;            // "vocabulary" or "row id"
-  std::vector<WordOverlap> overlaps; // the sampled words
+  std::string matched_by;             // "vocabulary" or "row id"
+  std::vector<WordOverlap> overlaps;  // the sampled words
   double mean_overlap = 0;
-  bool aligned = false;              // false when dims differ
+  bool aligned = false;  // false when dims differ
   double mean_drift = 0, median_drift = 0;
-  std::vector<RowDrift> moved;       // largest drift first
+  std::vector<RowDrift> moved;  // largest drift first
 };
 
 CompareResult compare_tables(const LoadedEmbeddings& a, const LoadedEmbeddings& b,

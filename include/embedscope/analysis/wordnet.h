@@ -51,10 +51,10 @@ struct SynsetId {
 };
 
 struct WnPointer {
-  std::string symbol;      // "@" hypernym, "~" hyponym, "+" derivation, ... (wninput(5WN))
+  std::string symbol;  // "@" hypernym, "~" hyponym, "+" derivation, ... (wninput(5WN))
   SynsetId target;
-  uint8_t source_word = 0; // 0: semantic pointer (synset to synset); else 1-based word numbers
-  uint8_t target_word = 0; //    of a lexical pointer
+  uint8_t source_word = 0;  // 0: semantic pointer (synset to synset); else 1-based word numbers
+  uint8_t target_word = 0;  //    of a lexical pointer
 };
 
 struct Synset {

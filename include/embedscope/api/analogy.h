@@ -24,18 +24,18 @@ namespace embedscope::api {
 struct AnalogyRequest {
   std::string a, b, c;
   size_t k = 10;
-  std::string method = "3cosadd";   // 3cosadd, 3cosmul (also add, mul)
-  std::string mode = "exact";       // exact, fast
-  bool include_query = false;       // keep a, b and c's rows in the answer
-  bool center = false;              // subtract the mean row (anisotropy correction)
-  FilterSpec filter;                // only these rows may be answers (search/filters.h)
+  std::string method = "3cosadd";  // 3cosadd, 3cosmul (also add, mul)
+  std::string mode = "exact";      // exact, fast
+  bool include_query = false;      // keep a, b and c's rows in the answer
+  bool center = false;             // subtract the mean row (anisotropy correction)
+  FilterSpec filter;               // only these rows may be answers (search/filters.h)
 };
 
 struct AnalogyResult {
   AnalogyRequest request;
   AnalogyMethod method = AnalogyMethod::kAdd;
   SearchMode mode = SearchMode::kExact;
-  json inputs;                      // [{how, ids, pieces, word, weight?}] for a, b, c
+  json inputs;  // [{how, ids, pieces, word, weight?}] for a, b, c
   std::vector<Neighbor> neighbors;
   double elapsed_ms = 0;
 };

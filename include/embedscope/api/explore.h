@@ -23,12 +23,12 @@
 namespace embedscope::api {
 
 struct ExploreRequest {
-  std::string word;          // the query (ignored when sample > 0)
+  std::string word;  // the query (ignored when sample > 0)
   size_t k = 10;
-  uint64_t seed = 42;        // baseline seed; --sample's word choice
-  bool all_tokens = false;   // every row is a candidate, not only whole words
-  std::string init;          // baseline init override ("normal:0.02"); "" = the model's
-  size_t sample = 0;         // > 0: explore this many frequent words instead of `word`
+  uint64_t seed = 42;       // baseline seed; --sample's word choice
+  bool all_tokens = false;  // every row is a candidate, not only whole words
+  std::string init;         // baseline init override ("normal:0.02"); "" = the model's
+  size_t sample = 0;        // > 0: explore this many frequent words instead of `word`
   bool lazy_tokenizer = false;
 };
 

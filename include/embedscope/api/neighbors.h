@@ -31,10 +31,10 @@ namespace embedscope::api {
 struct NeighborQuery {
   enum class Kind { kWord, kId, kVector, kExpr };
   Kind kind = Kind::kWord;
-  std::string text;            // kWord: the word ("#12" = row 12); kExpr: the expression
-  int64_t id = -1;             // kId
-  std::vector<float> vector;   // kVector: dim values (raw space; centred when center)
-  std::string label;           // kVector: what to call it in the document ("" = "vector")
+  std::string text;           // kWord: the word ("#12" = row 12); kExpr: the expression
+  int64_t id = -1;            // kId
+  std::vector<float> vector;  // kVector: dim values (raw space; centred when center)
+  std::string label;          // kVector: what to call it in the document ("" = "vector")
 
   static NeighborQuery word(std::string w) { return {Kind::kWord, std::move(w), -1, {}, {}}; }
   static NeighborQuery row(int64_t id) { return {Kind::kId, {}, id, {}, {}}; }
@@ -47,20 +47,20 @@ struct NeighborQuery {
 struct NeighborsRequest {
   std::vector<NeighborQuery> queries;
   size_t k = 10;
-  std::string metric = "cosine";   // cosine, dot, l2
-  std::string mode = "exact";      // exact, fast
+  std::string metric = "cosine";  // cosine, dot, l2
+  std::string mode = "exact";     // exact, fast
   bool include_query = false;
-  bool center = false;             // subtract the mean row (anisotropy correction)
-  size_t csls_k = 0;               // > 0: CSLS re-ranking (single queries, cosine)
+  bool center = false;  // subtract the mean row (anisotropy correction)
+  size_t csls_k = 0;    // > 0: CSLS re-ranking (single queries, cosine)
   FilterSpec filter;
-  bool force_batch = false;        // answer one query through the batch path too
+  bool force_batch = false;  // answer one query through the batch path too
 };
 
 struct NeighborsAnswer {
-  json query;                      // as given: the word, id, expression, or vector label
-  json resolved;                   // null, or {how, ids, pieces} (words), or a list (expressions)
+  json query;     // as given: the word, id, expression, or vector label
+  json resolved;  // null, or {how, ids, pieces} (words), or a list (expressions)
   std::vector<Neighbor> neighbors;
-  std::string error;               // non-empty: this query failed (neighbors empty)
+  std::string error;  // non-empty: this query failed (neighbors empty)
 };
 
 struct NeighborsResult {
@@ -69,7 +69,7 @@ struct NeighborsResult {
   SearchMode mode = SearchMode::kExact;
   size_t k = 0, threads = 0, csls_k = 0;
   bool centered = false, batch = false;
-  double elapsed_ms = 0;           // the search itself (not the resolution)
+  double elapsed_ms = 0;  // the search itself (not the resolution)
 };
 
 NeighborsResult neighbors(const ModelHandle& h, const NeighborsRequest& r);

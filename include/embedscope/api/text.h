@@ -30,26 +30,26 @@ namespace embedscope::api {
 
 struct TokenizeResult {
   std::vector<TokenId> ids;
-  std::vector<std::string> pieces;   // readable form of each id (BpeTokenizer::display)
-  std::vector<size_t> offsets;       // byte offset of each token in the text
+  std::vector<std::string> pieces;  // readable form of each id (BpeTokenizer::display)
+  std::vector<size_t> offsets;      // byte offset of each token in the text
 };
 TokenizeResult tokenize(const ModelHandle& h, std::string_view text, bool allow_special = false);
 json to_json(const TokenizeResult& r);  // {ids, pieces, offsets}
 
 struct DecodeResult {
-  std::string text;                  // invalid UTF-8 from partial byte tokens -> U+FFFD
+  std::string text;  // invalid UTF-8 from partial byte tokens -> U+FFFD
   std::vector<std::string> pieces;
 };
 DecodeResult decode(const ModelHandle& h, const std::vector<int64_t>& ids);
-json to_json(const DecodeResult& r);    // {text, pieces}
+json to_json(const DecodeResult& r);  // {text, pieces}
 
 struct EmbedRequest {
   std::vector<std::string> texts;              // either texts ...
   std::vector<std::vector<int64_t>> id_lists;  // ... or token-id lists (texts empty)
 };
 struct EmbedResult {
-  std::vector<std::vector<float>> vectors;     // one per input, dim values
-  std::vector<size_t> n_tokens;                // tokens pooled for each input
+  std::vector<std::vector<float>> vectors;  // one per input, dim values
+  std::vector<size_t> n_tokens;             // tokens pooled for each input
   size_t total_tokens = 0;
 };
 EmbedResult embed(const ModelHandle& h, const EmbedRequest& r);

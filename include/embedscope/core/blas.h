@@ -19,8 +19,9 @@
 namespace embedscope::blas {
 
 // C = alpha * op(A) op(B) + beta * C (cblas_sgemm).
-void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
-           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+           float alpha, const float* a, int lda, const float* b, int ldb, float beta, float* c,
+           int ldc);
 
 // C = alpha * op(A) op(A)^T + beta * C on one triangle (cblas_ssyrk).
 void ssyrk(CBLAS_ORDER order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, int n, int k, float alpha,
@@ -28,12 +29,12 @@ void ssyrk(CBLAS_ORDER order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, int n, int
 
 // Eigenvalues (and optionally vectors) of a symmetric matrix, LAPACK ssyevd (column-major).
 // Returns LAPACK's info. A workspace query (lwork = -1) works as in LAPACK.
-int ssyevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
-           int liwork);
+int ssyevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
+           int* iwork, int liwork);
 
 // Singular value decomposition of a general matrix, LAPACK sgesvd (column-major). Returns info.
-int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
-           int ldvt, float* work, int lwork);
+int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu,
+           float* vt, int ldvt, float* work, int lwork);
 
 // Threads OpenBLAS itself may use (openblas_set_num_threads). Our callers run single-threaded
 // BLAS inside the shared pool's workers, so they set 1.

@@ -16,8 +16,7 @@
 namespace embedscope {
 
 template <class T>
-  requires std::is_trivially_copyable_v<T>
-T load_le(const void* p) {
+requires std::is_trivially_copyable_v<T> T load_le(const void* p) {
   if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
     std::array<std::byte, sizeof(T)> b;
     std::memcpy(b.data(), p, sizeof(T));

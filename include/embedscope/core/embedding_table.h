@@ -54,7 +54,8 @@ class EmbeddingTable {
   // Owned float32 table; data.size() must equal n_rows * dim (ES_CHECK: caller's invariant).
   static EmbeddingTable from_f32(size_t n_rows, size_t dim, std::vector<float> data);
   // Owned table of 16-bit elements (F16 or BF16 bit patterns).
-  static EmbeddingTable from_u16(size_t n_rows, size_t dim, DType dtype, std::vector<uint16_t> data);
+  static EmbeddingTable from_u16(size_t n_rows, size_t dim, DType dtype,
+                                 std::vector<uint16_t> data);
   // A view of `data` kept alive by `owner` (for example a MappedFile). `data` must be aligned
   // to dtype_size(dtype) and hold n_rows * dim elements (ES_CHECK).
   static EmbeddingTable view(std::shared_ptr<const void> owner, const std::byte* data,

@@ -44,13 +44,13 @@ class Error : public std::runtime_error {
 
 }  // namespace embedscope
 
-#define ES_CHECK(cond)                                                        \
-  do {                                                                        \
-    if (!(cond)) ::embedscope::check_failed(#cond, __FILE__, __LINE__, "");   \
+#define ES_CHECK(cond)                                                      \
+  do {                                                                      \
+    if (!(cond)) ::embedscope::check_failed(#cond, __FILE__, __LINE__, ""); \
   } while (0)
-#define ES_CHECK_MSG(cond, msg)                                               \
-  do {                                                                        \
-    if (!(cond)) ::embedscope::check_failed(#cond, __FILE__, __LINE__, msg);  \
+#define ES_CHECK_MSG(cond, msg)                                              \
+  do {                                                                       \
+    if (!(cond)) ::embedscope::check_failed(#cond, __FILE__, __LINE__, msg); \
   } while (0)
 #ifdef NDEBUG
 #define ES_DCHECK(cond) \

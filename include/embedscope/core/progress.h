@@ -11,13 +11,13 @@
 namespace embedscope {
 
 struct ProgressInfo {
-  std::string what;       // "training", "index build"
-  double done = 0;        // units done
-  double total = 0;       // units total (0 if unknown)
-  std::string unit;       // "words", "rows"
-  double rate = 0;        // units per second since start
+  std::string what;  // "training", "index build"
+  double done = 0;   // units done
+  double total = 0;  // units total (0 if unknown)
+  std::string unit;  // "words", "rows"
+  double rate = 0;   // units per second since start
   double eta_seconds = 0;
-  std::string extra;      // "loss 2.31 lr 0.0231"
+  std::string extra;  // "loss 2.31 lr 0.0231"
 };
 using ProgressFn = std::function<void(const ProgressInfo&)>;
 

@@ -27,11 +27,19 @@
 
 namespace embedscope {
 
-enum class FileFormat { kUnknown, kSafetensors, kNpy, kWord2VecText, kWord2VecBinary, kGlove,
-                        kPytorch, kGguf };
+enum class FileFormat {
+  kUnknown,
+  kSafetensors,
+  kNpy,
+  kWord2VecText,
+  kWord2VecBinary,
+  kGlove,
+  kPytorch,
+  kGguf
+};
 
 std::string_view format_name(FileFormat f);  // "safetensors", "npy", "word2vec", "word2vec-bin",
-                                              // "glove", "pytorch", "gguf"
+                                             // "glove", "pytorch", "gguf"
 // Parses a --to / --format value; throws Error(kInvalidArgument) listing the accepted names.
 FileFormat parse_format_name(std::string_view name);
 
@@ -47,11 +55,11 @@ struct LoadOptions {
 
 struct LoadedEmbeddings {
   EmbeddingTable table;
-  Vocabulary vocab;               // empty when the file has no vocabulary
+  Vocabulary vocab;  // empty when the file has no vocabulary
   FileFormat format = FileFormat::kUnknown;
   std::string path;
-  std::string tensor;             // tensor name where the format has names
-  std::string source_dtype;       // on-disk element type before conversion ("F64", "Q4_K")
+  std::string tensor;        // tensor name where the format has names
+  std::string source_dtype;  // on-disk element type before conversion ("F64", "Q4_K")
   std::map<std::string, std::string> metadata;
   std::vector<std::string> warnings;  // also sent to the log sink
 };
@@ -59,8 +67,8 @@ struct LoadedEmbeddings {
 LoadedEmbeddings load_embeddings(const std::string& path, const LoadOptions& options = {});
 
 struct SaveOptions {
-  FileFormat format = FileFormat::kUnknown;  // kUnknown: output_format_for_path()
-  std::string tensor = "embeddings";         // safetensors tensor name
+  FileFormat format = FileFormat::kUnknown;     // kUnknown: output_format_for_path()
+  std::string tensor = "embeddings";            // safetensors tensor name
   std::map<std::string, std::string> metadata;  // safetensors __metadata__ extras
 };
 

@@ -44,16 +44,44 @@ namespace embedscope {
 class MappedFile;
 
 enum class GgufValueType : uint32_t {
-  kUint8 = 0, kInt8 = 1, kUint16 = 2, kInt16 = 3, kUint32 = 4, kInt32 = 5, kFloat32 = 6,
-  kBool = 7, kString = 8, kArray = 9, kUint64 = 10, kInt64 = 11, kFloat64 = 12,
+  kUint8 = 0,
+  kInt8 = 1,
+  kUint16 = 2,
+  kInt16 = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kUint64 = 10,
+  kInt64 = 11,
+  kFloat64 = 12,
 };
 std::string_view gguf_value_type_name(GgufValueType t);  // "UINT32", "STRING", "ARRAY", ...
 
 // ggml tensor types (ggml.h enum ggml_type); only the ones this reader names explicitly.
 enum class GgmlType : uint32_t {
-  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ8_1 = 9,
-  kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kQ8_K = 15,
-  kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27, kF64 = 28, kBF16 = 30,
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ8_1 = 9,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kQ8_K = 15,
+  kI8 = 24,
+  kI16 = 25,
+  kI32 = 26,
+  kI64 = 27,
+  kF64 = 28,
+  kBF16 = 30,
 };
 // "F32", "Q4_K", "IQ2_XXS", ... ("type 31 (removed)" for retired ids, "" for unknown ids).
 std::string ggml_type_name(uint32_t type);
@@ -118,9 +146,9 @@ class GgufFile {
   // Array lookups: Error(kNotFound) naming the key when absent, Error(kCorrupt) naming the key
   // and both types when it is not an array of the requested kind.
   std::vector<std::string> string_array(std::string_view key) const;
-  std::vector<int64_t> int_array(std::string_view key) const;    // any integer element type
-  std::vector<double> float_array(std::string_view key) const;   // F32 / F64 elements
-  uint64_t array_size(std::string_view key) const;               // any array
+  std::vector<int64_t> int_array(std::string_view key) const;   // any integer element type
+  std::vector<double> float_array(std::string_view key) const;  // F32 / F64 elements
+  uint64_t array_size(std::string_view key) const;              // any array
 
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufTensorInfo* find_tensor(std::string_view name) const;  // nullptr when absent

@@ -40,6 +40,7 @@ std::vector<std::string> hub_repo_candidates(std::string_view ref);
 
 // Snapshot folder of the first candidate found in the cache, or std::nullopt; every folder
 // examined is appended to `looked` (for the error message).
-std::optional<std::string> find_hub_snapshot(std::string_view ref, std::vector<std::string>* looked);
+std::optional<std::string> find_hub_snapshot(std::string_view ref,
+                                             std::vector<std::string>* looked);
 
 }  // namespace embedscope

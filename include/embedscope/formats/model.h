@@ -36,28 +36,28 @@ enum class MatrixKind { kInput, kOutput };
 
 struct ModelOptions {
   MatrixKind matrix = MatrixKind::kInput;
-  std::string tensor;         // explicit tensor name (overrides discovery)
+  std::string tensor;  // explicit tensor name (overrides discovery)
   bool strict_utf8 = false;
 };
 
 struct Model {
-  LoadedEmbeddings emb;          // the chosen matrix; emb.vocab filled when known
-  std::string ref;               // what the user passed
-  std::string path;              // the file the matrix came from
-  std::string dir;               // the model folder ("" for a bare file)
-  std::string model_type;        // config.json model_type / GGUF general.architecture, or ""
-  std::string tensor;            // chosen tensor name
-  std::string tensor_reason;     // why that tensor ("config model_type gpt2 -> ...")
-  std::optional<bool> tied;      // input and output embeddings shared: identical storage, else
-                                 // config tie_word_embeddings (or the model type's default),
-                                 // else "no lm_head tensor" means tied
+  LoadedEmbeddings emb;       // the chosen matrix; emb.vocab filled when known
+  std::string ref;            // what the user passed
+  std::string path;           // the file the matrix came from
+  std::string dir;            // the model folder ("" for a bare file)
+  std::string model_type;     // config.json model_type / GGUF general.architecture, or ""
+  std::string tensor;         // chosen tensor name
+  std::string tensor_reason;  // why that tensor ("config model_type gpt2 -> ...")
+  std::optional<bool> tied;   // input and output embeddings shared: identical storage, else
+                              // config tie_word_embeddings (or the model type's default),
+                              // else "no lm_head tensor" means tied
   std::vector<std::string> tokenizer_files;  // tokenizer files found beside the weights
-  size_t n_search_rows = 0;      // rows eligible for search (padded rows beyond the
-                                 // tokenizer are excluded); == table rows when no tokenizer
-  std::string init_hint;         // init distribution for a random baseline: "normal:<config
-                                 // initializer_range>", default "normal:0.02" (GPT-2's);
-                                 // word2vec-style files "uniform:<0.5/dim>" (word2vec.c's),
-                                 // tables embedscope trained "uniform:<1/dim>"
+  size_t n_search_rows = 0;                  // rows eligible for search (padded rows beyond the
+                             // tokenizer are excluded); == table rows when no tokenizer
+  std::string init_hint;  // init distribution for a random baseline: "normal:<config
+                          // initializer_range>", default "normal:0.02" (GPT-2's);
+                          // word2vec-style files "uniform:<0.5/dim>" (word2vec.c's),
+                          // tables embedscope trained "uniform:<1/dim>"
 };
 
 Model load_model(const std::string& ref, const ModelOptions& options = {});

@@ -35,7 +35,17 @@ namespace embedscope {
 inline constexpr int kMaxPickleDepth = 100;
 
 enum class PickleKind {
-  kNone, kBool, kInt, kFloat, kString, kTuple, kList, kDict, kGlobal, kStorage, kTensor,
+  kNone,
+  kBool,
+  kInt,
+  kFloat,
+  kString,
+  kTuple,
+  kList,
+  kDict,
+  kGlobal,
+  kStorage,
+  kTensor,
 };
 
 struct PickleObject;
@@ -43,13 +53,13 @@ using PickleRef = std::shared_ptr<PickleObject>;
 
 struct PickleObject {
   PickleKind kind = PickleKind::kNone;
-  int depth = 1;                                        // nesting depth (<= kMaxPickleDepth)
-  bool adopted = false;                                 // already inside another container
-  int64_t i = 0;                                        // kInt, kBool
-  double f = 0.0;                                       // kFloat
-  std::string s;        // kString: the text; kGlobal: "module.name"; kStorage: dtype ("F32")
-  std::vector<PickleRef> items;                         // kTuple, kList
-  std::vector<std::pair<PickleRef, PickleRef>> dict;    // kDict (insertion order)
+  int depth = 1;         // nesting depth (<= kMaxPickleDepth)
+  bool adopted = false;  // already inside another container
+  int64_t i = 0;         // kInt, kBool
+  double f = 0.0;        // kFloat
+  std::string s;         // kString: the text; kGlobal: "module.name"; kStorage: dtype ("F32")
+  std::vector<PickleRef> items;                       // kTuple, kList
+  std::vector<std::pair<PickleRef, PickleRef>> dict;  // kDict (insertion order)
   // kStorage: persistent id ('storage', <type>, key, location, numel)
   std::string storage_key, location;
   uint64_t storage_numel = 0;

@@ -33,14 +33,14 @@ namespace embedscope {
 
 struct TorchTensorInfo {
   std::string name;
-  std::string dtype;               // "F32", "F16", "BF16", "F64", "I64", "I32", "I16", "I8",
-                                   // "U8", "BOOL"
-  std::vector<uint64_t> shape;     // in elements
-  std::vector<uint64_t> stride;    // in elements
-  uint64_t storage_offset = 0;     // in elements
-  std::string storage_key;         // entry <archive>/data/<key>
+  std::string dtype;             // "F32", "F16", "BF16", "F64", "I64", "I32", "I16", "I8",
+                                 // "U8", "BOOL"
+  std::vector<uint64_t> shape;   // in elements
+  std::vector<uint64_t> stride;  // in elements
+  uint64_t storage_offset = 0;   // in elements
+  std::string storage_key;       // entry <archive>/data/<key>
   uint64_t storage_numel = 0;
-  bool contiguous = true;          // row-major strides
+  bool contiguous = true;  // row-major strides
 };
 
 class TorchCheckpoint {
@@ -56,7 +56,7 @@ class TorchCheckpoint {
 
   const std::string& path() const { return path_; }
   const std::vector<TorchTensorInfo>& tensors() const { return tensors_; }  // pickle order
-  const TorchTensorInfo* find(std::string_view name) const;  // nullptr when absent
+  const TorchTensorInfo* find(std::string_view name) const;                 // nullptr when absent
   // True when both tensors view the same storage with the same offset, shape and stride
   // (how torch.save records tied weights).
   bool same_storage(const TorchTensorInfo& a, const TorchTensorInfo& b) const;
@@ -78,7 +78,8 @@ class TorchCheckpoint {
   std::vector<TorchTensorInfo> tensors_;
 };
 
-// True when `bytes` start with the legacy torch.save magic (a pickled LONG1 0x1950a86a20f9469cfc6c).
+// True when `bytes` start with the legacy torch.save magic (a pickled LONG1
+// 0x1950a86a20f9469cfc6c).
 bool is_legacy_torch_file(std::span<const std::byte> bytes);
 
 }  // namespace embedscope

@@ -76,7 +76,7 @@ class SafetensorsFile {
   const SafetensorsTensorInfo* find(std::string_view name) const;  // nullptr when absent
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
-  uint64_t header_size() const { return header_size_; }  // N
+  uint64_t header_size() const { return header_size_; }     // N
   uint64_t data_start() const { return 8 + header_size_; }  // file offset of the data section
 
   // The bytes of one tensor (possibly unaligned: never reinterpret them as a typed pointer).

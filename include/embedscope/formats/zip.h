@@ -31,12 +31,12 @@ namespace embedscope {
 
 struct ZipEntry {
   std::string name;
-  uint16_t method = 0;            // 0 = stored; anything else is compressed
+  uint16_t method = 0;  // 0 = stored; anything else is compressed
   uint32_t crc32 = 0;
   uint64_t compressed_size = 0;
-  uint64_t size = 0;              // uncompressed size
-  uint64_t header_offset = 0;     // local header
-  uint64_t data_offset = 0;       // first data byte (file offset)
+  uint64_t size = 0;           // uncompressed size
+  uint64_t header_offset = 0;  // local header
+  uint64_t data_offset = 0;    // first data byte (file offset)
 };
 
 class ZipArchive {

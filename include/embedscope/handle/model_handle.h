@@ -75,9 +75,9 @@ struct TokenizerPlan {
 TokenizerPlan plan_tokenizer(const Model& model, std::string_view choice = "auto");
 
 struct HandleOptions {
-  ModelOptions model;                // matrix (input/output), explicit tensor, strict UTF-8
-  std::string tokenizer = "auto";    // see choose_tokenizer()
-  ProgressFn progress;               // first-use training of the default model
+  ModelOptions model;              // matrix (input/output), explicit tensor, strict UTF-8
+  std::string tokenizer = "auto";  // see choose_tokenizer()
+  ProgressFn progress;             // first-use training of the default model
 };
 
 class ModelHandle {
@@ -114,7 +114,8 @@ class ModelHandle {
 
   // The shared resource named `key`, built by `build` on first use (see the file comment).
   template <class T>
-  std::shared_ptr<T> resource(const std::string& key, const std::function<std::shared_ptr<T>()>& build) const {
+  std::shared_ptr<T> resource(const std::string& key,
+                              const std::function<std::shared_ptr<T>()>& build) const {
     return std::static_pointer_cast<T>(
         resource_any(key, [&]() -> std::shared_ptr<void> { return build(); }));
   }

@@ -38,12 +38,12 @@
 namespace embedscope {
 
 struct ResolvedWord {
-  std::string query;               // as typed
-  std::vector<TokenId> ids;        // rows whose mean is the query vector (at least one)
-  std::vector<std::string> pieces; // readable form of each id (display())
-  std::string how;                 // "id", "word", "lowercase", "token", "bare-token",
-                                   // "case-variant", "pieces"
-  std::vector<TokenId> exclude;    // the query's own rows and variants, sorted, unique
+  std::string query;                // as typed
+  std::vector<TokenId> ids;         // rows whose mean is the query vector (at least one)
+  std::vector<std::string> pieces;  // readable form of each id (display())
+  std::string how;                  // "id", "word", "lowercase", "token", "bare-token",
+                                    // "case-variant", "pieces"
+  std::vector<TokenId> exclude;     // the query's own rows and variants, sorted, unique
 };
 
 class WordLookup {

@@ -7,9 +7,9 @@
 // cosines, and the input rows are excluded from the answers.
 //
 //   3CosAdd  (most_similar):        cos(y, unit(mean_i w_i unit(x_i)))
-//   3CosMul  (most_similar_cosmul): prod_pos (1 + cos(y, p)) / 2 / (prod_neg (1 + cos(y, n)) / 2 + 1e-6)
-//   doesnt_match: the term with the lowest cos to unit(mean of unit terms)
-//   rank(a, b): 1 + number of rows y (not a's rows) with cos(a, y) > cos(a, b)
+//   3CosMul  (most_similar_cosmul): prod_pos (1 + cos(y, p)) / 2 / (prod_neg (1 + cos(y, n)) / 2 +
+//   1e-6) doesnt_match: the term with the lowest cos to unit(mean of unit terms) rank(a, b): 1 +
+//   number of rows y (not a's rows) with cos(a, y) > cos(a, b)
 //
 //   Term king{{king_id}, 1}, man{{man_id}, -1}, woman{{woman_id}, 1};
 //   auto nn = analogy(s, {king, man, woman}, AnalogyMethod::kAdd, {.k = 5});  // queen ...
@@ -45,7 +45,7 @@ std::vector<ExpressionTerm> parse_expression(std::string_view expr);
 std::vector<float> compose_terms(const Searcher& s, std::span<const Term> terms);
 
 enum class AnalogyMethod { kAdd, kMul };
-std::string_view analogy_method_name(AnalogyMethod m);  // "3cosadd", "3cosmul"
+std::string_view analogy_method_name(AnalogyMethod m);   // "3cosadd", "3cosmul"
 AnalogyMethod parse_analogy_method(std::string_view s);  // also "add", "mul"
 
 // Top-k rows by 3CosAdd / 3CosMul. Positive terms have weight > 0, negative < 0 (3CosMul uses
@@ -61,8 +61,8 @@ float term_similarity(const Searcher& s, const Term& a, const Term& b);
 size_t term_rank(const Searcher& s, const Term& a, const Term& b);
 
 struct DoesntMatch {
-  size_t index;                // index into the terms of the odd one out
-  std::vector<float> scores;   // cos of each term to the mean direction
+  size_t index;               // index into the terms of the odd one out
+  std::vector<float> scores;  // cos of each term to the mean direction
 };
 // Error(kInvalidArgument) for fewer than 2 terms.
 DoesntMatch doesnt_match(const Searcher& s, std::span<const Term> terms);

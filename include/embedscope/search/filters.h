@@ -38,12 +38,12 @@ TokenClass parse_token_class(std::string_view s);
 bool token_in_class(const WordLookup& words, TokenId id, TokenClass c);
 
 struct FilterSpec {
-  std::vector<TokenId> ids;     // only these rows
-  std::string words_file;       // only the rows of these words (one per line, via resolve())
-  std::string regex;            // ECMAScript regex searched in display(id)
-  uint64_t min_count = 0;       // count >= min_count (needs counts)
+  std::vector<TokenId> ids;  // only these rows
+  std::string words_file;    // only the rows of these words (one per line, via resolve())
+  std::string regex;         // ECMAScript regex searched in display(id)
+  uint64_t min_count = 0;    // count >= min_count (needs counts)
   TokenClass token_class = TokenClass::kAny;
-  size_t top_n = 0;             // only the N most frequent rows
+  size_t top_n = 0;  // only the N most frequent rows
   bool empty() const {
     return ids.empty() && words_file.empty() && regex.empty() && min_count == 0 &&
            token_class == TokenClass::kAny && top_n == 0;

@@ -59,14 +59,14 @@ struct HnswBuildOptions {
   size_t M = 16;
   size_t ef_construction = 200;
   size_t n_threads = 1;
-  size_t n_rows = 0;       // 0: all rows; else rows [0, n_rows)
+  size_t n_rows = 0;                            // 0: all rows; else rows [0, n_rows)
   const std::vector<uint8_t>* allow = nullptr;  // if set: index row i iff (*allow)[i] != 0
   uint64_t seed = 100;
 };
 
 struct HnswSearchOptions {
   size_t k = 10;
-  size_t ef = 64;                               // raised to k when smaller
+  size_t ef = 64;  // raised to k when smaller
   std::vector<TokenId> exclude;
   const std::vector<uint8_t>* allow = nullptr;  // applied to the ef best candidates
 };

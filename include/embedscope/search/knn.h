@@ -30,9 +30,9 @@ struct Neighbor {
 struct KnnOptions {
   size_t k = 10;
   Metric metric = Metric::kCosine;
-  std::vector<TokenId> exclude;         // ids never returned (e.g. the query's own rows)
+  std::vector<TokenId> exclude;                 // ids never returned (e.g. the query's own rows)
   const std::vector<uint8_t>* allow = nullptr;  // if set: row i eligible iff (*allow)[i] != 0
-  size_t n_rows_limit = 0;              // if > 0: only rows [0, n_rows_limit) are searched
+  size_t n_rows_limit = 0;                      // if > 0: only rows [0, n_rows_limit) are searched
 };
 
 // query.size() must equal table.dim() (Error(kInvalidArgument) otherwise); k == 0 is

@@ -49,9 +49,11 @@ class ThreadPool;
 enum class PreTokenizerKind {
   // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
   kGpt2,
-  // '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
+  // '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}|
+  // ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
   kCl100k,
-  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+  // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   kLlama3,
   // Llama-3's pattern with \p{N} instead of \p{N}{1,3} (Qwen2).
   kQwen2,
@@ -66,15 +68,15 @@ std::vector<size_t> pre_tokenize(PreTokenizerKind kind, std::string_view text);
 
 // A tokenizer assembled from already-decoded parts (what every loader produces).
 struct BpeParts {
-  std::string source;                // file name used in error messages
-  std::vector<std::string> tokens;   // raw bytes, index = id
+  std::string source;               // file name used in error messages
+  std::vector<std::string> tokens;  // raw bytes, index = id
   struct Merge {
-    std::string left, right;         // raw bytes
-    size_t line = 0;                 // where it came from (1-based), for messages
+    std::string left, right;  // raw bytes
+    size_t line = 0;          // where it came from (1-based), for messages
   };
-  std::vector<Merge> merges;         // in rank order
+  std::vector<Merge> merges;           // in rank order
   std::string merges_where = "merge";  // e.g. "merges.txt line", "tokenizer.json model.merges"
-  std::vector<TokenId> special;      // extra special ids (added tokens)
+  std::vector<TokenId> special;        // extra special ids (added tokens)
   PreTokenizerKind pre_tokenizer = PreTokenizerKind::kGpt2;
 };
 
@@ -165,7 +167,7 @@ std::string utf8_replace_invalid(std::string_view bytes);
 // The rows a reader would expect for a word: "computer", " computer", "Computer", " Computer",
 // each with its ids. The default row for running text is the space-prefixed single token.
 struct WordVariant {
-  std::string text;              // the variant's raw text, e.g. " computer"
+  std::string text;  // the variant's raw text, e.g. " computer"
   std::vector<TokenId> ids;
   bool single_token() const { return ids.size() == 1; }
 };

@@ -146,7 +146,6 @@ class EmbeddingBag {
 };
 
 // Coalesces (row, gradient-row) pairs: sorts rows, sums duplicates.
-SparseGrad coalesce(size_t n_rows, size_t dim, std::span<const TokenId> rows,
-                    const float* values);
+SparseGrad coalesce(size_t n_rows, size_t dim, std::span<const TokenId> rows, const float* values);
 
 }  // namespace embedscope

@@ -89,9 +89,9 @@ inline constexpr size_t kMaxThreads = 1024;
 struct Word2VecOptions {
   W2vArch arch = W2vArch::kSkipGram;
   size_t dim = 100;
-  size_t window = 5;          // maximum distance; each center draws its window in [1, window]
-  size_t negative = 5;        // negative samples per positive; 0 disables negative sampling
-  bool hs = false;            // hierarchical softmax (Huffman tree over the trained rows)
+  size_t window = 5;    // maximum distance; each center draws its window in [1, window]
+  size_t negative = 5;  // negative samples per positive; 0 disables negative sampling
+  bool hs = false;      // hierarchical softmax (Huffman tree over the trained rows)
   // Skip-gram with negative sampling (and no hs) draws fresh negatives for every (context,
   // center) pair, as word2vec.c, gensim and fastText do, in a software-pipelined loop that draws
   // and prefetches the next window's rows while the current one trains (w2v_kernels.cpp).
@@ -103,40 +103,40 @@ struct Word2VecOptions {
   // shared_negatives with CBOW, negative = 0, hs or classic_skipgram is an invalid argument.
   bool shared_negatives = false;
   bool classic_skipgram = false;
-  double sample = 1e-3;       // subsampling threshold t; 0 disables
+  double sample = 1e-3;  // subsampling threshold t; 0 disables
   uint64_t min_count = 5;
-  size_t max_vocab = 0;       // 0: unlimited
+  size_t max_vocab = 0;  // 0: unlimited
   size_t epochs = 5;
-  float lr = 0;               // starting learning rate; 0: 0.025 (skip-gram) or 0.05 (CBOW)
-  size_t threads = 1;         // 0: process_threads() (all cores unless the front end set it)
+  float lr = 0;        // starting learning rate; 0: 0.025 (skip-gram) or 0.05 (CBOW)
+  size_t threads = 1;  // 0: process_threads() (all cores unless the front end set it)
   uint64_t seed = 1;
   const BpeTokenizer* tokenizer = nullptr;  // token mode when set (not owned)
   std::string tokenizer_name;               // recorded in checkpoints ("gpt2")
-  std::string work_dir;        // temporary id stream; default $TMPDIR or /tmp
-  std::string checkpoint_path; // written atomically every checkpoint_every words (if > 0)
+  std::string work_dir;                     // temporary id stream; default $TMPDIR or /tmp
+  std::string checkpoint_path;  // written atomically every checkpoint_every words (if > 0)
   uint64_t checkpoint_every = 0;
-  bool resume = false;         // continue from checkpoint_path if it exists
-  bool row_stats = false;      // count updates per row and measure drift from the initial value
-  ProgressFn progress;         // called about every progress_interval seconds
+  bool resume = false;     // continue from checkpoint_path if it exists
+  bool row_stats = false;  // count updates per row and measure drift from the initial value
+  ProgressFn progress;     // called about every progress_interval seconds
   double progress_interval = 1.0;
   // Test hook: stop (as if killed) after this many segments; 0 = never.
   uint64_t stop_after_segments = 0;
 };
 
 struct Word2VecResult {
-  Vocabulary vocab;        // one entry per row, with counts (token mode: decoded token bytes)
-  EmbeddingTable table;    // (vocab.size() x dim) float32: the input vectors (syn0)
-  std::vector<uint8_t> trained;       // 1 where the row took part in training
+  Vocabulary vocab;              // one entry per row, with counts (token mode: decoded token bytes)
+  EmbeddingTable table;          // (vocab.size() x dim) float32: the input vectors (syn0)
+  std::vector<uint8_t> trained;  // 1 where the row took part in training
   std::vector<uint64_t> row_updates;  // with row_stats: times the row was updated
   std::vector<float> row_drift;       // with row_stats: L2 distance from its initial vector
-  uint64_t corpus_words = 0;   // words / tokens in the corpus (before min_count)
+  uint64_t corpus_words = 0;          // words / tokens in the corpus (before min_count)
   uint64_t trained_words = 0;  // words processed by training over all epochs (after subsampling)
   double seconds = 0;          // training time (excluding the corpus scan)
   double scan_seconds = 0;
-  double words_per_second = 0; // corpus positions processed per second of training
-  double final_loss = 0;       // mean loss per prediction over the last epoch
-  bool completed = true;       // false when stop_after_segments stopped it
-  std::string simd_target;     // the instruction set the inner loop ran on ("AVX3", "AVX2")
+  double words_per_second = 0;  // corpus positions processed per second of training
+  double final_loss = 0;        // mean loss per prediction over the last epoch
+  bool completed = true;        // false when stop_after_segments stopped it
+  std::string simd_target;      // the instruction set the inner loop ran on ("AVX3", "AVX2")
   // Tables the negatives were drawn from: 1, or `threads` with negatives by thread (see
   // "Concurrency" above; a vocabulary too small or too skewed to split keeps 1); 0 without
   // negative sampling.
