@@ -1,6 +1,7 @@
 // embedscope lookup: rows of a table as vectors (ids -> vectors), the nn.Embedding forward.
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "command.h"
@@ -47,21 +48,31 @@ int run_lookup(const LookupOpts& oin) {
     o.word = o.file;
     o.file.clear();
   }
+  // One positional that is no path and no --ids: the word, on the default model
+  // (`lookup computer`).
+  if (o.model.empty() && !o.file.empty() && o.word.empty() && o.ids.empty() &&
+      !std::filesystem::exists(o.file)) {
+    o.word = o.file;
+    o.file.clear();
+  }
   std::string ref = !o.model.empty() ? o.model : o.file;
-  Model m = load_model_ref(ref);
+  ModelHandlePtr h = open_handle(ref);
+  const Model& m = h->model();
   const auto& t = m.emb.table;
   std::vector<TokenId> ids;
   if (!o.ids.empty()) {
     ids = parse_ids(o.ids, t.n_rows());
   } else {
     if (o.word.empty()) throw Error(ErrorCode::kInvalidArgument, "give a WORD or --ids");
-    auto id = m.emb.vocab.find(o.word);
-    if (!id) id = m.emb.vocab.find(" " + o.word);  // byte-level BPE vocabularies: space-prefixed
-    if (!id)
+    // The one word -> rows lookup (handle/word_lookup.h): a word of several tokens gives the
+    // rows of its pieces.
+    std::optional<ResolvedWord> r = h->words().resolve(o.word);
+    if (!r)
       throw Error(ErrorCode::kNotFound, "'" + o.word + "' is not in the vocabulary of " + m.path +
-                                            " (" + std::to_string(m.emb.vocab.size()) +
-                                            " entries)");
-    ids.push_back(*id);
+                                            " (" + std::to_string(m.emb.vocab.size()) + " entries" +
+                                            (h->words().has_tokenizer() ? "" : ", no tokenizer") +
+                                            ")");
+    ids = r->ids;
   }
   if (!o.npy.empty()) {
     std::vector<float> data(ids.size() * t.dim());
@@ -72,9 +83,7 @@ int run_lookup(const LookupOpts& oin) {
                     so);
     return 0;
   }
-  auto token_of = [&](TokenId id) -> std::string {
-    return size_t(id) < m.emb.vocab.size() ? m.emb.vocab.token(id) : std::string();
-  };
+  auto token_of = [&](TokenId id) { return h->words().raw_token(id); };
   if (o.json) {
     json rows = json::array();
     for (TokenId id : ids) {
@@ -106,6 +115,7 @@ Command reg(
       app.add_option("--npy", o->npy, "write the rows as a float32 .npy file instead");
       app.footer(
           "Examples:\n  embedscope lookup vectors.bin king\n"
+          "  embedscope lookup computer            # the default model's row(s)\n"
           "  embedscope lookup model.safetensors --ids 1,2,3 --npy rows.npy");
       return [o] { return run_lookup(*o); };
     },

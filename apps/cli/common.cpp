@@ -32,6 +32,8 @@ void progress_line(const ProgressInfo& p) {
 }
 }  // namespace
 
+ModelHandlePtr open_handle(const std::string& ref) { return open_handle(ref, HandleOptions()); }
+
 ModelHandlePtr open_handle(const std::string& ref, HandleOptions options) {
   if (!options.progress) options.progress = progress_line;
   ModelHandlePtr h = ModelHandle::open(ref, options);

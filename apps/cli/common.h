@@ -20,7 +20,8 @@ json finite_or_null(double v);
 Model load_model_ref(const std::string& ref, const ModelOptions& options = {});
 // Opens a handle on `ref` ("" = the default model, with a progress line while it trains on
 // first use).
-ModelHandlePtr open_handle(const std::string& ref, HandleOptions options = {});
+ModelHandlePtr open_handle(const std::string& ref, HandleOptions options);
+ModelHandlePtr open_handle(const std::string& ref);
 double now_ms();
 // Escapes a token for one-line display (no control bytes, no newlines).
 std::string printable(const std::string& s);

@@ -230,4 +230,18 @@ TEST(NewUser, ATokenTableIsReadBackWithItsRecordedTokenizer) {
   auto nb = run(cli() + " neighbors " + d.file("m.safetensors") + " unbelievability --json");
   ASSERT_EQ(nb.rc, 0) << nb.err;
   EXPECT_EQ(json::parse(nb.out)["resolved"]["how"], "pieces");
+  // lookup resolves words the same way: the rows of the word's pieces, as GPT-2's reference
+  // encoder splits " unbelievability".
+  auto ref = run(
+      "/usr/bin/node -e " +
+      shell_quote("const h=process.env.EMBEDSCOPE_HOME||(process.env.HOME+'/.cache/embedscope');"
+                  "const g=require(h+'/npm/node_modules/gpt-3-encoder');"
+                  "process.stdout.write(JSON.stringify(g.encode(' unbelievability')))"));
+  ASSERT_EQ(ref.rc, 0) << ref.err;
+  auto lk = run(cli() + " lookup " + d.file("m.safetensors") + " unbelievability --json");
+  ASSERT_EQ(lk.rc, 0) << lk.err;
+  json want = json::parse(ref.out), doc = json::parse(lk.out), got = json::array();
+  for (const auto& row : doc["rows"]) got.push_back(row["id"]);
+  EXPECT_GT(want.size(), 1u);
+  EXPECT_EQ(got, want);
 }
