@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "embedscope/api/common.h"
 #include "embedscope/core/progress.h"
 #include "embedscope/train/default_model.h"
 
@@ -51,18 +52,6 @@ Model load_model_ref(const std::string& ref, const ModelOptions& options) {
   return m;
 }
 
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "<0x%02X>", c);
-      out += b;
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
+std::string printable(const std::string& s) { return api::printable(s); }
 
 }  // namespace embedscope::cli

@@ -1,6 +1,7 @@
 #include "embedscope/api/common.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "embedscope/analysis/labeller.h"
 #include "embedscope/analysis/wordnet.h"
@@ -8,6 +9,20 @@
 namespace embedscope::api {
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "<0x%02X>", c);
+      out += b;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
 
 std::string dump_json(const json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);

@@ -15,21 +15,6 @@ json dist_json(const Distribution& d) {
           {"max", finite_or_null(d.max)}};
 }
 
-// Control bytes as <0xNN> (what the CLI prints for a token).
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "<0x%02X>", c);
-      out += b;
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 TableStats stats(const ModelHandle& h, StatsOptions options) {

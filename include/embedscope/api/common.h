@@ -32,6 +32,9 @@ using json = nlohmann::json;
 
 // A JSON number, or null when v is not finite.
 json finite_or_null(double v);
+// A token or word for one-line display: control bytes (and DEL) as <0xNN>, everything else as
+// it is. What the CLI prints and what the stats document lists.
+std::string printable(std::string_view s);
 // Serialises with invalid UTF-8 replaced by U+FFFD. indent < 0: one line.
 std::string dump_json(const json& j, int indent = 2);
 
