@@ -2,24 +2,12 @@
 #include <cstdio>
 
 #include "command.h"
+#include "embedscope/api/relations.h"
 #include "embedscope/core/error.h"
 #include "search_cli.h"
 
 namespace embedscope::cli {
 namespace {
-
-std::vector<Term> terms_of(const LoadedSearch& ls, const std::vector<std::string>& words,
-                           json* inputs) {
-  std::vector<Term> t;
-  for (const std::string& w : words) {
-    ResolvedWord r;
-    t.push_back(resolve_term(ls, w, 1.0f, &r));
-    json p = resolved_json(r);
-    p["word"] = w;
-    inputs->push_back(p);
-  }
-  return t;
-}
 
 int run_pair(SearchFlags f, bool rank) {
   std::string ref = take_model_ref(f, 2);
@@ -28,42 +16,27 @@ int run_pair(SearchFlags f, bool rank) {
                                                  " needs two words A B, got " +
                                                  std::to_string(f.args.size()));
   LoadedSearch ls = load_search(ref, f);
-  json inputs = json::array();
-  auto t = terms_of(ls, f.args, &inputs);
-  json j{{"a", f.args[0]}, {"b", f.args[1]}, {"inputs", inputs}, {"model", ls.model->path}};
-  float sim = term_similarity(*ls.searcher, t[0], t[1]);
-  j["similarity"] = finite_or_null(sim);
-  if (rank) j["rank"] = term_rank(*ls.searcher, t[0], t[1]);
-  if (f.json) {
-    print_json(j);
-  } else if (rank) {
+  api::PairResult r = api::word_pair(
+      *ls.handle, {.a = f.args[0], .b = f.args[1], .rank = rank, .center = f.center});
+  if (f.json)
+    print_json(api::to_json(*ls.handle, r));
+  else if (rank)
     std::printf("rank of '%s' among the neighbours of '%s': %zu (cosine %.4f)\n",
-                printable(f.args[1]).c_str(), printable(f.args[0]).c_str(), j["rank"].get<size_t>(),
-                double(sim));
-  } else {
-    std::printf("%.6f\n", double(sim));
-  }
+                printable(r.request.b).c_str(), printable(r.request.a).c_str(), r.rank,
+                double(r.similarity));
+  else
+    std::printf("%.6f\n", double(r.similarity));
   return kExitOk;
 }
 
 int run_doesnt_match(SearchFlags f) {
   std::string ref = take_model_ref(f, -1);
   LoadedSearch ls = load_search(ref, f);
-  json inputs = json::array();
-  auto t = terms_of(ls, f.args, &inputs);
-  DoesntMatch d = doesnt_match(*ls.searcher, t);
-  if (f.json) {
-    json scores = json::array();
-    for (size_t i = 0; i < t.size(); ++i)
-      scores.push_back({{"word", f.args[i]}, {"score", finite_or_null(d.scores[i])}});
-    print_json(json{{"words", f.args},
-                    {"odd_one_out", f.args[d.index]},
-                    {"scores", scores},
-                    {"inputs", inputs},
-                    {"model", ls.model->path}});
-  } else {
-    std::printf("%s\n", printable(f.args[d.index]).c_str());
-  }
+  api::DoesntMatchResult r = api::doesnt_match(*ls.handle, {.words = f.args, .center = f.center});
+  if (f.json)
+    print_json(api::to_json(*ls.handle, r));
+  else
+    std::printf("%s\n", printable(f.args[r.odd]).c_str());
   return kExitOk;
 }
 

@@ -62,14 +62,9 @@ LoadedSearch load_search(const std::string& ref, const SearchFlags& f) {
 
 Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
                   ResolvedWord* info) {
-  std::optional<ResolvedWord> r = ls.words->resolve(word);
-  if (!r)
-    throw Error(ErrorCode::kNotFound,
-                "'" + word + "' is not in the vocabulary of " + ls.model->path + " (" +
-                    std::to_string(ls.model->emb.vocab.size()) + " entries" +
-                    (ls.words->has_tokenizer() ? "" : ", no tokenizer") + ")");
-  if (info) *info = *r;
-  return Term{r->ids, weight};
+  ResolvedWord r = api::resolve_word(*ls.handle, word);
+  if (info) *info = r;
+  return Term{r.ids, weight};
 }
 
 static std::vector<TokenId> parse_id_list(const std::string& s) {

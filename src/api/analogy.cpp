@@ -26,18 +26,12 @@ AnalogyResult analogy(const ModelHandle& h, const AnalogyRequest& r) {
   const float weights[3] = {-1.0f, 1.0f, 1.0f};  // gensim: positive=[b, c], negative=[a]
   const std::string* w[3] = {&r.a, &r.b, &r.c};
   for (size_t i = 0; i < 3; ++i) {
-    std::optional<ResolvedWord> rw = words.resolve(*w[i]);
-    if (!rw)
-      throw Error(ErrorCode::kNotFound, "'" + *w[i] + "' is not in the vocabulary of " +
-                                            h.model().path + " (" +
-                                            std::to_string(h.vocab().size()) + " entries" +
-                                            (words.has_tokenizer() ? "" : ", no tokenizer") + ")");
-    terms.push_back(Term{rw->ids, weights[i]});
-    json p = resolved_json(*rw);
+    ResolvedWord rw = resolve_word(h, *w[i]);
+    terms.push_back(Term{rw.ids, weights[i]});
+    json p = resolved_json(rw);
     p["word"] = *w[i];
     res.inputs.push_back(p);
-    if (!r.include_query)
-      so.exclude.insert(so.exclude.end(), rw->exclude.begin(), rw->exclude.end());
+    if (!r.include_query) so.exclude.insert(so.exclude.end(), rw.exclude.begin(), rw.exclude.end());
   }
   auto ss = shared_searcher(h, r.center);
   auto t0 = std::chrono::steady_clock::now();

@@ -5,10 +5,22 @@
 
 #include "embedscope/analysis/labeller.h"
 #include "embedscope/analysis/wordnet.h"
+#include "embedscope/core/error.h"
 
 namespace embedscope::api {
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+ResolvedWord resolve_word(const ModelHandle& h, const std::string& word) {
+  const WordLookup& w = h.words();
+  std::optional<ResolvedWord> r = w.resolve(word);
+  if (!r)
+    throw Error(ErrorCode::kNotFound, "'" + word + "' is not in the vocabulary of " +
+                                          h.model().path + " (" + std::to_string(h.vocab().size()) +
+                                          " entries" + (w.has_tokenizer() ? "" : ", no tokenizer") +
+                                          ")");
+  return *r;
+}
 
 std::string printable(std::string_view s) {
   std::string out;

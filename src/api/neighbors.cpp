@@ -20,17 +20,6 @@ struct Prepared {
   std::vector<TokenId> own;  // the query's rows and variants
 };
 
-ResolvedWord must_resolve(const ModelHandle& h, const std::string& word) {
-  const WordLookup& w = h.words();
-  std::optional<ResolvedWord> r = w.resolve(word);
-  if (!r)
-    throw Error(ErrorCode::kNotFound, "'" + word + "' is not in the vocabulary of " +
-                                          h.model().path + " (" + std::to_string(h.vocab().size()) +
-                                          " entries" + (w.has_tokenizer() ? "" : ", no tokenizer") +
-                                          ")");
-  return *r;
-}
-
 Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q,
                  NeighborsAnswer& a) {
   Prepared p;
@@ -42,7 +31,7 @@ Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q
         throw Error(ErrorCode::kOutOfRange, "row id " + std::to_string(q.id) +
                                                 " is out of range (" +
                                                 std::to_string(h.n_search_rows()) + " rows)");
-      ResolvedWord r = must_resolve(h, word);
+      ResolvedWord r = resolve_word(h, word);
       a.resolved = resolved_json(r);
       p.own = r.exclude;
       if (r.ids.size() == 1) {
@@ -72,7 +61,7 @@ Prepared prepare(const ModelHandle& h, const Searcher& s, const NeighborQuery& q
       std::vector<Term> terms;
       json parts = json::array();
       for (const ExpressionTerm& e : parse_expression(q.text)) {
-        ResolvedWord r = must_resolve(h, e.word);
+        ResolvedWord r = resolve_word(h, e.word);
         terms.push_back(Term{r.ids, e.weight});
         json part = resolved_json(r);
         part["word"] = e.word;

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <thread>
 
+#include "embedscope/api/info.h"
 #include "embedscope/api/neighbors.h"
+#include "embedscope/api/relations.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/formats/embeddings_file.h"
@@ -50,7 +52,114 @@ std::vector<TokenId> brute_top(const EmbeddingTable& t, size_t self, size_t k) {
   return out;
 }
 
+double brute_cos(const EmbeddingTable& t, size_t a, size_t b) {
+  std::vector<float> x = t.row(a), y = t.row(b);
+  double d = 0, nx = 0, ny = 0;
+  for (size_t j = 0; j < x.size(); ++j)
+    d += double(x[j]) * y[j], nx += double(x[j]) * x[j], ny += double(y[j]) * y[j];
+  return d / std::sqrt(nx * ny);
+}
+
+std::vector<std::string> keys(const nlohmann::json& j) {
+  std::vector<std::string> k;
+  for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+  return k;
+}
+
 }  // namespace
+
+TEST(ApiRelations, SimilarityRankAndDoesntMatchEqualABruteForceComputation) {
+  ModelHandlePtr h = word_model(300, 16);
+  const EmbeddingTable& t = h->table();
+  for (auto [a, b] : {std::pair{1, 2}, {7, 250}, {42, 43}}) {
+    api::PairResult r = api::word_pair(
+        *h, {.a = "w" + std::to_string(a), .b = "w" + std::to_string(b), .rank = true});
+    const double want = brute_cos(t, a, b);
+    EXPECT_NEAR(r.similarity, want, 1e-5);
+    size_t closer = 0;  // gensim rank: 1 + rows (not a) more similar to a than b is
+    for (size_t y = 0; y < t.n_rows(); ++y)
+      if (y != size_t(a) && brute_cos(t, a, y) > want) ++closer;
+    EXPECT_EQ(r.rank, closer + 1) << a << " " << b;
+    nlohmann::json j = api::to_json(*h, r);
+    EXPECT_EQ(keys(j),
+              (std::vector<std::string>{"a", "b", "inputs", "model", "rank", "similarity"}));
+    EXPECT_EQ(j["inputs"][1]["ids"], nlohmann::json::array({b}));
+  }
+  // The odd one out: the lowest cosine to the mean of the unit vectors.
+  std::vector<size_t> ids = {3, 17, 101, 260};
+  std::vector<double> mean(t.dim(), 0.0);
+  for (size_t id : ids) {
+    std::vector<float> x = t.row(id);
+    double n = 0;
+    for (float v : x) n += double(v) * v;
+    for (size_t d = 0; d < x.size(); ++d) mean[d] += x[d] / std::sqrt(n);
+  }
+  double best = 2;
+  size_t odd = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::vector<float> x = t.row(ids[i]);
+    double d = 0, nx = 0, nm = 0;
+    for (size_t k = 0; k < x.size(); ++k)
+      d += x[k] * mean[k], nx += double(x[k]) * x[k], nm += mean[k] * mean[k];
+    if (d / std::sqrt(nx * nm) < best) best = d / std::sqrt(nx * nm), odd = i;
+  }
+  api::DoesntMatchResult d = api::doesnt_match(*h, {.words = {"w3", "w17", "w101", "w260"}});
+  EXPECT_EQ(d.odd, odd);
+  EXPECT_NEAR(d.scores[odd], best, 1e-5);
+  nlohmann::json j = api::to_json(*h, d);
+  EXPECT_EQ(keys(j),
+            (std::vector<std::string>{"inputs", "model", "odd_one_out", "scores", "words"}));
+  EXPECT_EQ(j["odd_one_out"], "w" + std::to_string(ids[odd]));
+  EXPECT_THROW(api::word_pair(*h, {.a = "w1", .b = "nope"}), Error);
+  EXPECT_THROW(api::doesnt_match(*h, {.words = {"w1"}}), Error);
+}
+
+TEST(ApiInfo, NormStatisticsEqualABruteForcePassAndLargeTablesAreSampled) {
+  ModelHandlePtr h = word_model(500, 8);
+  const EmbeddingTable& t = h->table();
+  double mn = 1e30, mx = 0, sum = 0;
+  for (size_t r = 0; r < t.n_rows(); ++r) {
+    std::vector<float> x = t.row(r);
+    double n = 0;
+    for (float v : x) n += double(v) * v;
+    n = std::sqrt(n);
+    mn = std::min(mn, n), mx = std::max(mx, n), sum += n;
+  }
+  api::ModelInfo i = api::model_info(h->model(), {});
+  EXPECT_FALSE(i.norms.sampled);
+  EXPECT_EQ(i.norms.rows, 500u);
+  EXPECT_NEAR(i.norms.min, mn, 1e-5);
+  EXPECT_NEAR(i.norms.max, mx, 1e-5);
+  EXPECT_NEAR(i.norms.mean, sum / 500, 1e-5);
+  nlohmann::json j = api::to_json(i);
+  EXPECT_EQ(j["rows"], 500);
+  EXPECT_EQ(j["dim"], 8);
+  EXPECT_EQ(j["tokenizer"]["source"], "none");
+  // The document `embedscope info --json` prints (api/info.h).
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"dim",           "dir",
+                                               "dtype",         "format",
+                                               "init_hint",     "load_ms",
+                                               "matrix",        "metadata",
+                                               "model_type",    "n_search_rows",
+                                               "nonfinite",     "norms",
+                                               "padded_rows",   "path",
+                                               "ref",           "rows",
+                                               "source_dtype",  "tensor",
+                                               "tensor_reason", "tied",
+                                               "tokenizer",     "tokenizer_files",
+                                               "vocab_size",    "warnings",
+                                               "zero_copy"}));
+  // Over 32 MB and 4,096 rows: 64 runs of 64 rows unless full statistics are asked for.
+  ModelHandlePtr big = word_model(4200, 2048);
+  api::NormStats s = api::norm_stats(big->table(), false);
+  EXPECT_TRUE(s.sampled);
+  EXPECT_EQ(s.rows, 4096u);
+  api::NormStats f = api::norm_stats(big->table(), true);
+  EXPECT_FALSE(f.sampled);
+  EXPECT_EQ(f.rows, 4200u);
+  EXPECT_GE(s.min, f.min);
+  EXPECT_LE(s.max, f.max);
+}
 
 TEST(ApiNeighbors, SingleAndBatchEqualABruteForceScan) {
   auto h = word_model(3000, 24);

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "embedscope/handle/model_handle.h"
+#include "embedscope/handle/word_lookup.h"
 #include "embedscope/search/searcher.h"
 
 namespace embedscope {
@@ -37,6 +38,10 @@ json finite_or_null(double v);
 std::string printable(std::string_view s);
 // Serialises with invalid UTF-8 replaced by U+FFFD. indent < 0: one line.
 std::string dump_json(const json& j, int indent = 2);
+
+// A word (or "#id") through the handle's word lookup; Error(kNotFound) naming the word, the
+// model's path and its vocabulary size when it does not resolve.
+ResolvedWord resolve_word(const ModelHandle& h, const std::string& word);
 
 // The handle's searcher (one per centering choice), used one call at a time.
 class SharedSearcher {
