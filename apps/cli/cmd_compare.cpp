@@ -4,7 +4,7 @@
 
 #include "command.h"
 #include "common.h"
-#include "embedscope/analysis/table_stats.h"
+#include "embedscope/api/compare.h"
 
 namespace embedscope::cli {
 namespace {
@@ -16,30 +16,14 @@ struct Opts {
 };
 
 int run(Opts o) {
-  Model a = load_model_ref(o.a), b = load_model_ref(o.b);
-  CompareResult r = compare_tables(a.emb, b.emb, o.c);
+  ModelHandlePtr a = open_handle(o.a), b = open_handle(o.b);
+  api::CompareReport rep = api::compare(*a, *b, o.c);
+  const CompareResult& r = rep.result;
   if (o.json) {
-    json ov = json::array(), mv = json::array();
-    for (auto& w : r.overlaps) ov.push_back({{"word", printable(w.word)}, {"overlap", w.overlap}});
-    for (auto& w : r.moved)
-      mv.push_back({{"word", printable(w.word)}, {"drift", finite_or_null(w.drift)}});
-    json j = {{"a", a.ref},
-              {"b", b.ref},
-              {"shared_rows", r.n_shared},
-              {"matched_by", r.matched_by},
-              {"k", o.c.k},
-              {"mean_overlap", finite_or_null(r.mean_overlap)},
-              {"overlaps", ov},
-              {"aligned", r.aligned}};
-    if (r.aligned) {
-      j["mean_drift"] = finite_or_null(r.mean_drift);
-      j["median_drift"] = finite_or_null(r.median_drift);
-      j["moved"] = mv;
-    }
-    print_json(j);
+    print_json(api::to_json(rep));
     return kExitOk;
   }
-  std::printf("%s vs %s: %zu shared rows (matched by %s)\n", a.ref.c_str(), b.ref.c_str(),
+  std::printf("%s vs %s: %zu shared rows (matched by %s)\n", rep.a.c_str(), rep.b.c_str(),
               r.n_shared, r.matched_by.c_str());
   std::printf("overlap@%zu: %.3f mean over %zu words\n", o.c.k, r.mean_overlap, r.overlaps.size());
   if (r.aligned) {
@@ -48,8 +32,8 @@ int run(Opts o) {
     std::printf("moved most:\n");
     for (auto& w : r.moved) std::printf("  %-20s %.4f\n", printable(w.word).c_str(), w.drift);
   } else {
-    std::printf("dims differ (%zu vs %zu): no Procrustes alignment\n", a.emb.table.dim(),
-                b.emb.table.dim());
+    std::printf("dims differ (%zu vs %zu): no Procrustes alignment\n", a->table().dim(),
+                b->table().dim());
   }
   return kExitOk;
 }

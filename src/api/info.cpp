@@ -136,7 +136,8 @@ NormStats full_norm_stats(const EmbeddingTable& t) {
 }  // namespace
 
 NormStats norm_stats(const EmbeddingTable& t, bool full) {
-  const bool sample = !full && t.byte_size() > kInfoSampleAboveBytes && t.n_rows() > kInfoSampleRows;
+  const bool sample =
+      !full && t.byte_size() > kInfoSampleAboveBytes && t.n_rows() > kInfoSampleRows;
   return sample ? sampled_norm_stats(t) : full_norm_stats(t);
 }
 
