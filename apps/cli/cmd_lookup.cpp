@@ -1,11 +1,11 @@
 // embedscope lookup: rows of a table as vectors (ids -> vectors), the nn.Embedding forward.
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "command.h"
 #include "common.h"
+#include "embedscope/api/lookup.h"
 #include "embedscope/core/error.h"
 #include "embedscope/formats/embeddings_file.h"
 
@@ -16,27 +16,6 @@ struct LookupOpts {
   std::string file, model, word, ids, npy;
   bool json = false;
 };
-
-std::vector<TokenId> parse_ids(const std::string& s, size_t n_rows) {
-  std::vector<TokenId> ids;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    if (comma == std::string::npos) comma = s.size();
-    std::string_view part(s.data() + pos, comma - pos);
-    long long v = 0;
-    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || p != part.data() + part.size())
-      throw Error(ErrorCode::kInvalidArgument,
-                  "--ids: '" + std::string(part) + "' is not an integer");
-    if (v < 0 || size_t(v) >= n_rows)
-      throw Error(ErrorCode::kOutOfRange, "--ids: id " + std::to_string(v) + " out of range [0, " +
-                                              std::to_string(n_rows) + ")");
-    ids.push_back(TokenId(v));
-    pos = comma + 1;
-  }
-  return ids;
-}
 
 int run_lookup(const LookupOpts& oin) {
   LookupOpts o = oin;
@@ -57,46 +36,26 @@ int run_lookup(const LookupOpts& oin) {
   }
   std::string ref = !o.model.empty() ? o.model : o.file;
   ModelHandlePtr h = open_handle(ref);
-  const Model& m = h->model();
-  const auto& t = m.emb.table;
-  std::vector<TokenId> ids;
-  if (!o.ids.empty()) {
-    ids = parse_ids(o.ids, t.n_rows());
-  } else {
-    if (o.word.empty()) throw Error(ErrorCode::kInvalidArgument, "give a WORD or --ids");
-    // The one word -> rows lookup (handle/word_lookup.h): a word of several tokens gives the
-    // rows of its pieces.
-    std::optional<ResolvedWord> r = h->words().resolve(o.word);
-    if (!r)
-      throw Error(ErrorCode::kNotFound, "'" + o.word + "' is not in the vocabulary of " + m.path +
-                                            " (" + std::to_string(m.emb.vocab.size()) + " entries" +
-                                            (h->words().has_tokenizer() ? "" : ", no tokenizer") +
-                                            ")");
-    ids = r->ids;
-  }
+  const EmbeddingTable& t = h->table();
+  api::LookupResult r = api::lookup(
+      *h, {.word = o.ids.empty() ? o.word : "",
+           .ids = o.ids.empty() ? std::vector<TokenId>{} : api::parse_id_list(o.ids, "--ids")});
   if (!o.npy.empty()) {
-    std::vector<float> data(ids.size() * t.dim());
-    for (size_t i = 0; i < ids.size(); ++i) t.row_f32(size_t(ids[i]), data.data() + i * t.dim());
+    std::vector<float> data;
+    for (const auto& v : r.vectors) data.insert(data.end(), v.begin(), v.end());
     SaveOptions so;
     so.format = FileFormat::kNpy;
-    save_embeddings(o.npy, EmbeddingTable::from_f32(ids.size(), t.dim(), std::move(data)), nullptr,
-                    so);
+    save_embeddings(o.npy, EmbeddingTable::from_f32(r.ids.size(), t.dim(), std::move(data)),
+                    nullptr, so);
     return 0;
   }
-  auto token_of = [&](TokenId id) { return h->words().raw_token(id); };
   if (o.json) {
-    json rows = json::array();
-    for (TokenId id : ids) {
-      json v = json::array();
-      for (float x : t.row(size_t(id))) v.push_back(finite_or_null(x));
-      rows.push_back({{"id", id}, {"token", token_of(id)}, {"vector", v}});
-    }
-    print_json({{"dim", t.dim()}, {"rows", rows}});
+    print_json(api::to_json(*h, r));
     return 0;
   }
-  for (TokenId id : ids) {
-    std::printf("%d\t%s\t", id, printable(token_of(id)).c_str());
-    auto v = t.row(size_t(id));
+  for (size_t i = 0; i < r.ids.size(); ++i) {
+    std::printf("%d\t%s\t", r.ids[i], printable(h->words().raw_token(r.ids[i])).c_str());
+    const std::vector<float>& v = r.vectors[i];
     for (size_t j = 0; j < v.size(); ++j) std::printf(j ? " %.9g" : "%.9g", double(v[j]));
     std::printf("\n");
   }

@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
-#include <charconv>
 #include <cstdio>
 
+#include "embedscope/api/lookup.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
@@ -67,25 +67,6 @@ Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
   return Term{r.ids, weight};
 }
 
-static std::vector<TokenId> parse_id_list(const std::string& s) {
-  std::vector<TokenId> ids;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    if (comma == std::string::npos) comma = s.size();
-    std::string_view part(s.data() + pos, comma - pos);
-    long long v = 0;
-    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0 ||
-        v > INT32_MAX)
-      throw Error(ErrorCode::kInvalidArgument,
-                  "--ids: '" + std::string(part) + "' is not a row id");
-    ids.push_back(TokenId(v));
-    pos = comma + 1;
-  }
-  return ids;
-}
-
 SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
                              std::optional<std::vector<uint8_t>>* allow, FilterSpec* spec_out) {
   SearchOptions o;
@@ -94,7 +75,7 @@ SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
   o.mode = parse_search_mode(f.mode);
   o.n_rows_limit = ls.words->n_rows();
   FilterSpec spec;
-  if (!f.ids.empty()) spec.ids = parse_id_list(f.ids);
+  if (!f.ids.empty()) spec.ids = api::parse_id_list(f.ids, "--ids");
   spec.words_file = f.words_file;
   spec.regex = f.regex;
   spec.min_count = f.min_count;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "embedscope/api/info.h"
+#include "embedscope/api/lookup.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/api/relations.h"
 #include "embedscope/core/error.h"
@@ -112,6 +113,36 @@ TEST(ApiRelations, SimilarityRankAndDoesntMatchEqualABruteForceComputation) {
   EXPECT_EQ(j["odd_one_out"], "w" + std::to_string(ids[odd]));
   EXPECT_THROW(api::word_pair(*h, {.a = "w1", .b = "nope"}), Error);
   EXPECT_THROW(api::doesnt_match(*h, {.words = {"w1"}}), Error);
+}
+
+TEST(ApiLookup, IdsAndWordsGiveTheTableRowsAndBadIdsAreNamed) {
+  ModelHandlePtr h = word_model(50, 4);
+  api::LookupResult r = api::lookup(*h, {.ids = api::parse_id_list("3,0,49", "--ids")});
+  ASSERT_EQ(r.ids, (std::vector<TokenId>{3, 0, 49}));
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r.vectors[i], h->table().row(size_t(r.ids[i])));
+  EXPECT_EQ(api::lookup(*h, {.word = "w7"}).ids, std::vector<TokenId>{7});
+  nlohmann::json j = api::to_json(*h, r);
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"dim", "rows"}));
+  EXPECT_EQ(j["rows"][0]["token"], "w3");
+  EXPECT_EQ(j["rows"][2]["vector"].size(), 4u);
+  auto code = [&](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::make_pair(std::optional<ErrorCode>(e.code()), std::string(e.what()));
+    }
+    return std::make_pair(std::optional<ErrorCode>(), std::string("no error"));
+  };
+  auto [c1, m1] = code([&] { api::lookup(*h, {.ids = {50}}); });
+  EXPECT_EQ(c1, ErrorCode::kOutOfRange);
+  EXPECT_NE(m1.find("id 50 out of range [0, 50)"), std::string::npos) << m1;
+  for (const char* bad : {"-1", "1,,2", "x", "2147483648", "1.5", ""}) {
+    auto [c, m] = code([&] { api::parse_id_list(bad, "--ids"); });
+    EXPECT_EQ(c, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(m.find("--ids: '"), std::string::npos) << m;
+  }
+  EXPECT_EQ(code([&] { api::lookup(*h, {}); }).first, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([&] { api::lookup(*h, {.word = "nope"}); }).first, ErrorCode::kNotFound);
 }
 
 TEST(ApiInfo, NormStatisticsEqualABruteForcePassAndLargeTablesAreSampled) {
