@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "embedscope/api/analogy.h"
+#include "embedscope/api/compare.h"
 #include "embedscope/api/explore.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/api/stats.h"
@@ -109,7 +110,7 @@ class Metrics {
     ++m.buckets[b];
     m.sum += seconds;
   }
-  std::string text(const HttpFront& f, const NeighborsBatcher& nb) const {
+  std::string text(const HttpFront& f, const std::vector<const NeighborsBatcher*>& nbs) const {
     std::string o;
     auto line = [&](const std::string& s) { o += s + "\n"; };
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,15 +160,22 @@ class Metrics {
          std::to_string(s.timed_out.load()));
     line("embedscope_http_rejected_total{reason=\"headers_too_large\"} " +
          std::to_string(s.head_too_large.load()));
+    size_t queued = 0;
+    uint64_t batches = 0, queries = 0;
+    for (const NeighborsBatcher* nb : nbs) {
+      queued += nb->queued();
+      batches += nb->stats().batches.load();
+      queries += nb->stats().queries.load();
+    }
     line("# TYPE embedscope_neighbors_queue_depth gauge");
-    line("embedscope_neighbors_queue_depth " + std::to_string(nb.queued()));
+    line("embedscope_neighbors_queue_depth " + std::to_string(queued));
     line("# HELP embedscope_neighbors_batches_total Search calls made by the micro-batcher.");
     line("# TYPE embedscope_neighbors_batches_total counter");
-    line("embedscope_neighbors_batches_total " + std::to_string(nb.stats().batches.load()));
+    line("embedscope_neighbors_batches_total " + std::to_string(batches));
     line("# TYPE embedscope_neighbors_batched_queries_total counter");
-    line("embedscope_neighbors_batched_queries_total " + std::to_string(nb.stats().queries.load()));
+    line("embedscope_neighbors_batched_queries_total " + std::to_string(queries));
     line("# TYPE embedscope_models_loaded gauge");
-    line("embedscope_models_loaded 1");
+    line("embedscope_models_loaded " + std::to_string(nbs.size()));
     return o;
   }
 
@@ -313,20 +321,64 @@ static ServerOptions with_body_limit(ServerOptions o) {
   return o;
 }
 
-struct ApiServer::Impl {
+// One served model: its name in requests and its own micro-batcher.
+struct Served {
+  std::string name;
   ModelHandlePtr h;
+  std::unique_ptr<NeighborsBatcher> batcher;
+};
+
+struct ApiServer::Impl {
   ServerOptions o;
   HttpFront front;
-  NeighborsBatcher batcher;
+  std::vector<Served> models;  // models[0] answers requests that name none
   Metrics metrics;
 
-  Impl(ModelHandlePtr handle, ServerOptions opts)
-      : h(std::move(handle)),
-        o(with_body_limit(std::move(opts))),
-        front(o.front),
-        batcher(h, o.micro_batch_max, o.micro_batch_wait_us) {}
+  Impl(std::vector<NamedModel> named, ServerOptions opts)
+      : o(with_body_limit(std::move(opts))), front(o.front) {
+    if (named.empty()) throw Error(ErrorCode::kInvalidArgument, "serve: no model to serve");
+    for (NamedModel& n : named) {
+      if (n.name.empty()) n.name = n.handle->name();
+      for (const Served& m : models)
+        if (m.name == n.name)
+          throw Error(ErrorCode::kInvalidArgument, "serve: two models named '" + n.name + "'");
+      auto b =
+          std::make_unique<NeighborsBatcher>(n.handle, o.micro_batch_max, o.micro_batch_wait_us);
+      models.push_back({std::move(n.name), std::move(n.handle), std::move(b)});
+    }
+  }
 
-  size_t k_limit() const { return std::min(o.max_k, h->n_search_rows()); }
+  size_t k_limit(const ModelHandlePtr& h) const { return std::min(o.max_k, h->n_search_rows()); }
+
+  std::string model_names() const {
+    std::string names;
+    for (const Served& m : models) names += (names.empty() ? "'" : ", '") + m.name + "'";
+    return names;
+  }
+
+  // The model a request names (by its served name, its file path, or "default" for the embedded
+  // default model); models[0] when it names none. 404 naming the served models otherwise.
+  const Served& pick(const std::string* name) const {
+    if (!name) return models[0];
+    for (const Served& m : models)
+      if (*name == m.name || *name == m.h->model().path ||
+          (m.h->is_default() && *name == "default"))
+        return m;
+    throw HttpError{404, "invalid_request_error", "model_not_found",
+                    "model '" + name->substr(0, 200) +
+                        "' is not served here (GET /v1/models lists " + model_names() + ")"};
+  }
+  const Served& pick(const json& j) const {
+    if (!j.contains("model") || j["model"].is_null()) return models[0];
+    const json& m = j["model"];
+    if (!m.is_string()) bad_field("model", "a string", m);
+    return pick(&m.get_ref<const std::string&>());
+  }
+  const Served& pick(const httplib::Request& req) const {
+    if (!req.has_param("model")) return models[0];
+    std::string name = req.get_param_value("model");
+    return pick(&name);
+  }
 
   // ---- plumbing ----
   static void send_json(httplib::Response& res, int status, const json& j) {
@@ -356,15 +408,6 @@ struct ApiServer::Impl {
     if (!j.is_object())
       throw HttpError{400, "invalid_request_error", "invalid_json",
                       std::string("the body must be a JSON object, got ") + j.type_name()};
-    if (j.contains("model") && !j["model"].is_null()) {
-      const json& m = j["model"];
-      if (!m.is_string()) bad_field("model", "a string", m);
-      const std::string& name = m.get_ref<const std::string&>();
-      if (name != h->name() && name != h->model().path && !(h->is_default() && name == "default"))
-        throw HttpError{404, "invalid_request_error", "model_not_found",
-                        "model '" + name.substr(0, 200) +
-                            "' is not served here (GET /v1/models lists '" + h->name() + "')"};
-    }
     return j;
   }
 
@@ -388,14 +431,19 @@ struct ApiServer::Impl {
     }
   }
 
-  void post(const char* path, void (Impl::*fn)(const json&, httplib::Response&)) {
+  using Route = void (Impl::*)(const ModelHandlePtr&, const json&, httplib::Response&);
+  void post(const char* path, Route fn) {
     front.Post(path, [this, fn](const httplib::Request& req, httplib::Response& res) {
-      guarded(res, [&] { (this->*fn)(parse_body(req), res); });
+      guarded(res, [&] {
+        json j = parse_body(req);
+        (this->*fn)(pick(j).h, j, res);
+      });
     });
   }
 
   // ---- routes ----
-  api::NeighborQuery query_of(const json& v, const std::string& field) const {
+  api::NeighborQuery query_of(const ModelHandlePtr& h, const json& v,
+                              const std::string& field) const {
     if (v.is_string()) {
       const std::string& s = v.get_ref<const std::string&>();
       if (s.empty()) bad_field(field, "a non-empty word", v);
@@ -434,10 +482,11 @@ struct ApiServer::Impl {
     bad_field(field, "a word, a row id, a vector, {\"expr\": ...} or a list of these", v);
   }
 
-  void neighbors(const json& j, httplib::Response& res, bool& announced) {
+  void neighbors(const Served& m, const json& j, httplib::Response& res, bool& announced) {
+    const ModelHandlePtr& h = m.h;
     Body b{j};
     api::NeighborsRequest r;
-    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit())));
+    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit(h))));
     r.metric = b.choice("metric", {"cosine", "dot", "l2"}, "cosine");
     r.mode = b.choice("mode", {"exact", "fast"}, "exact");
     r.include_query = b.boolean("include_query", false);
@@ -470,56 +519,56 @@ struct ApiServer::Impl {
     bool is_batch = q.is_array() && !q.empty() &&
                     !std::all_of(q.begin(), q.end(), [](const json& x) { return x.is_number(); });
     if (!is_batch) {
-      r.queries.push_back(query_of(q, "query"));
+      r.queries.push_back(query_of(m.h, q, "query"));
       announced = false;  // submit() withdraws the announcement
-      send_json(res, 200, api::to_json(*h, batcher.submit(std::move(r))));
+      send_json(res, 200, api::to_json(*h, m.batcher->submit(std::move(r))));
       return;
     }
     if (q.size() > o.max_batch)
       bad_field("query", "at most " + std::to_string(o.max_batch) + " queries",
                 json("(" + std::to_string(q.size()) + " queries)"));
     for (size_t i = 0; i < q.size(); ++i)
-      r.queries.push_back(query_of(q[i], "query[" + std::to_string(i) + "]"));
+      r.queries.push_back(query_of(m.h, q[i], "query[" + std::to_string(i) + "]"));
     r.force_batch = true;
     announced = false;
-    batcher.withdraw();
+    m.batcher->withdraw();
     api::NeighborsResult out = api::neighbors(*h, r);
     send_json(res, 200, api::to_json(*h, out));
   }
 
-  void explore(const json& j, httplib::Response& res) {
+  void explore(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     api::ExploreRequest r;
     r.word = b.string("query", o.max_query_bytes);
     if (r.word.empty()) bad_field("query", "a non-empty word", j["query"]);
-    r.k = size_t(b.integer("k", 10, 1, int64_t(std::min<size_t>(k_limit(), 100))));
+    r.k = size_t(b.integer("k", 10, 1, int64_t(std::min<size_t>(k_limit(h), 100))));
     r.seed = uint64_t(b.integer("seed", 42, 0, INT64_MAX));
     r.all_tokens = b.boolean("all_tokens", false);
     ExploreResult out = api::explore(*h, r);
     send_json(res, 200, api::to_json(*h, out));
   }
 
-  void analogy(const json& j, httplib::Response& res) {
+  void analogy(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     api::AnalogyRequest r;
     r.a = b.string("a", o.max_query_bytes);
     r.b = b.string("b", o.max_query_bytes);
     r.c = b.string("c", o.max_query_bytes);
-    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit())));
+    r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit(h))));
     r.method = b.choice("method", {"3cosadd", "3cosmul"}, "3cosadd");
     r.mode = b.choice("mode", {"exact", "fast"}, "exact");
     r.include_query = b.boolean("include_query", false);
     send_json(res, 200, api::to_json(*h, api::analogy(*h, r)));
   }
 
-  void tokenize(const json& j, httplib::Response& res) {
+  void tokenize(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     const char* f = b.has("text") ? "text" : "input";
     std::string text = b.string(f, o.payload_max);
     send_json(res, 200, api::to_json(api::tokenize(*h, text, b.boolean("allow_special", false))));
   }
 
-  void decode(const json& j, httplib::Response& res) {
+  void decode(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     std::vector<int64_t> ids = id_list(b.at("ids"), "ids");
     send_json(res, 200, api::to_json(api::decode(*h, ids)));
@@ -551,7 +600,7 @@ struct ApiServer::Impl {
     return r;
   }
 
-  void embeddings(const json& j, httplib::Response& res) {
+  void embeddings(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     api::EmbedRequest r = embed_request(b.at("input"), "input");
     bool b64 = b.choice("encoding_format", {"float", "base64"}, "float") == "base64";
@@ -574,7 +623,7 @@ struct ApiServer::Impl {
                {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
   }
 
-  void similarity(const json& j, httplib::Response& res) {
+  void similarity(const ModelHandlePtr& h, const json& j, httplib::Response& res) {
     Body b{j};
     const json& in = b.at("inputs");
     if (!in.is_object()) bad_field("inputs", "an object {source_sentence, sentences}", in);
@@ -611,7 +660,30 @@ struct ApiServer::Impl {
                {"usage", {{"prompt_tokens", e.total_tokens}, {"total_tokens", e.total_tokens}}}});
   }
 
-  json info() const {
+  // POST /v1/compare {a, b, k?, words?, moved?, seed?}: two served models (api/compare.h).
+  void post_compare() {
+    front.Post("/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        json j = parse_body(req);
+        Body b{j};
+        std::string a = b.string("a", 1024), bn = b.string("b", 1024);
+        CompareOptions c;
+        c.k = size_t(b.integer("k", 10, 1, int64_t(o.max_k)));
+        c.n_words = size_t(b.integer("words", 1000, 1, 10000));
+        c.n_moved = size_t(b.integer("moved", 20, 0, 1000));
+        c.seed = uint64_t(b.integer("seed", 42, 0, INT64_MAX));
+        c.n_threads = 0;
+        const Served& ma = pick(&a);
+        const Served& mb = pick(&bn);
+        api::CompareReport r = api::compare(*ma.h, *mb.h, c);
+        r.a = ma.name;
+        r.b = mb.name;
+        send_json(res, 200, api::to_json(r));
+      });
+    });
+  }
+
+  json info(const ModelHandlePtr& h) const {
     const EmbeddingTable& t = h->table();
     return json{{"model", h->name()},
                 {"path", h->model().path},
@@ -624,7 +696,7 @@ struct ApiServer::Impl {
                 {"limits",
                  {{"payload_bytes", o.payload_max},
                   {"json_depth", o.max_json_depth},
-                  {"k", k_limit()},
+                  {"k", k_limit(h)},
                   {"batch", o.max_batch},
                   {"query_bytes", o.max_query_bytes},
                   {"header_lines", o.front.max_header_lines},
@@ -710,28 +782,52 @@ struct ApiServer::Impl {
       send_json(res, 200, {{"status", front.stopping() ? "stopping" : "ok"}});
     });
     front.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics.text(front, batcher), "text/plain; version=0.0.4");
+      std::vector<const NeighborsBatcher*> nbs;
+      for (const Served& m : models) nbs.push_back(m.batcher.get());
+      res.set_content(metrics.text(front, nbs), "text/plain; version=0.0.4");
     });
-    front.Get("/v1/info", [this](const httplib::Request&, httplib::Response& res) {
-      guarded(res, [&] { send_json(res, 200, info()); });
+    front.Get("/v1/info", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { send_json(res, 200, info(pick(req).h)); });
     });
-    front.Get("/v1/stats", [this](const httplib::Request&, httplib::Response& res) {
-      guarded(res, [&] { send_json(res, 200, api::to_json(*h, *api::stats_cached(*h))); });
+    front.Get("/v1/stats", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const ModelHandlePtr& h = pick(req).h;
+        send_json(res, 200, api::to_json(*h, *api::stats_cached(*h)));
+      });
     });
     front.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       guarded(res, [&] {
-        json m{{"id", h->name()},         {"object", "model"},           {"owned_by", "embedscope"},
-               {"path", h->model().path}, {"rows", h->table().n_rows()}, {"dim", h->table().dim()}};
-        send_json(res, 200, {{"object", "list"}, {"data", json::array({m})}});
+        json data = json::array();
+        for (const Served& m : models)
+          data.push_back({{"id", m.name},
+                          {"object", "model"},
+                          {"owned_by", "embedscope"},
+                          {"path", m.h->model().path},
+                          {"rows", m.h->table().n_rows()},
+                          {"dim", m.h->table().dim()},
+                          {"default", &m == &models[0]}});
+        send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}});
       });
     });
-    // Announced before parsing, so the batcher may wait (bounded) for this request's query.
+    // Announced (to the first model's batcher, the usual target) before parsing, so the batcher
+    // may wait (bounded) for this request's query; moved once the body names another model.
     front.Post("/v1/neighbors", [this](const httplib::Request& req, httplib::Response& res) {
-      batcher.announce();
+      NeighborsBatcher* ann = models[0].batcher.get();
+      ann->announce();
       bool announced = true;
-      guarded(res, [&] { neighbors(parse_body(req), res, announced); });
-      if (announced) batcher.withdraw();
+      guarded(res, [&] {
+        json j = parse_body(req);
+        const Served& m = pick(j);
+        if (m.batcher.get() != ann) {
+          ann->withdraw();
+          ann = m.batcher.get();
+          ann->announce();
+        }
+        neighbors(m, j, res, announced);
+      });
+      if (announced) ann->withdraw();
     });
+    post_compare();
     post("/v1/explore", &Impl::explore);
     post("/v1/analogy", &Impl::analogy);
     post("/v1/tokenize", &Impl::tokenize);
@@ -742,7 +838,10 @@ struct ApiServer::Impl {
 };
 
 ApiServer::ApiServer(ModelHandlePtr h, ServerOptions o)
-    : impl_(std::make_unique<Impl>(std::move(h), std::move(o))) {
+    : ApiServer(std::vector<NamedModel>{{"", std::move(h)}}, std::move(o)) {}
+
+ApiServer::ApiServer(std::vector<NamedModel> models, ServerOptions o)
+    : impl_(std::make_unique<Impl>(std::move(models), std::move(o))) {
   impl_->install();
 }
 
@@ -756,7 +855,7 @@ int ApiServer::start() {
 
 void ApiServer::stop() {
   impl_->front.stop_gracefully();
-  impl_->batcher.stop();
+  for (Served& m : impl_->models) m.batcher->stop();
 }
 
 }  // namespace embedscope::server

@@ -1,6 +1,8 @@
-// ApiServer: the routes of `embedscope serve` over one shared ModelHandle (see
+// ApiServer: the routes of `embedscope serve` over one or more shared ModelHandles (see
 // docs/http_api.md): GET /health, /metrics, /v1/info, /v1/models, /v1/stats; POST /v1/neighbors,
-// /v1/explore, /v1/analogy, /v1/tokenize, /v1/decode, /v1/embeddings, /v1/similarity.
+// /v1/explore, /v1/analogy, /v1/tokenize, /v1/decode, /v1/embeddings, /v1/similarity,
+// /v1/compare. A request picks a model by name (`model` in the body, `?model=` on GET routes);
+// the first model answers requests that name none.
 //
 // Every route parses its JSON body (after checking Content-Type and nesting depth by a byte
 // scan, before nlohmann parses it), calls one library function (api/), and answers the
@@ -18,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "batcher.h"
 #include "http_front.h"
@@ -39,9 +42,18 @@ struct ServerOptions {
   int micro_batch_wait_us = 1000;  // bounded wait for requests being parsed
 };
 
+// A model and the name requests use for it ("" = the handle's own name).
+struct NamedModel {
+  std::string name;
+  ModelHandlePtr handle;
+};
+
 class ApiServer {
  public:
   ApiServer(ModelHandlePtr h, ServerOptions o);
+  // Several models; the first answers requests that name none. Error(kInvalidArgument) for an
+  // empty list or two models with one name.
+  ApiServer(std::vector<NamedModel> models, ServerOptions o);
   ~ApiServer();
   // Binds (port 0 = ephemeral) and starts serving; returns the bound port.
   int start();

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "api_server.h"
 #include "embedscope/api/common.h"
@@ -26,18 +28,26 @@ int main(int argc, char** argv) {
 
   server::ServerOptions o;
   std::string model;
+  std::vector<std::string> models;  // name=REF
   size_t threads = 0;
   bool no_auth = false, quiet = false;
   CLI::App app{
-      "embedscope serve: an HTTP JSON API over one model (docs/http_api.md).\n\n"
+      "embedscope serve: an HTTP JSON API over one or more models (docs/http_api.md).\n\n"
       "Examples:\n"
       "  embedscope serve                                # default model on http://127.0.0.1:8080\n"
       "  embedscope serve --model gpt2 --port 0          # ephemeral port, printed on stderr\n"
+      "  embedscope serve --models small=vectors.bin,gpt2=gpt2   # requests pick one by \"model\"\n"
       "  embedscope serve --host 0.0.0.0 --api-key S3CRET\n"
       "  curl -s localhost:8080/v1/neighbors -H 'Content-Type: application/json' -d "
       "'{\"query\":\"king\",\"k\":5}'",
       "embedscope serve"};
-  app.add_option("--model,-m", model, "model reference (default: the embedded default model)");
+  auto* one =
+      app.add_option("--model,-m", model, "model reference (default: the embedded default model)");
+  app.add_option("--models", models,
+                 "several models as name=REF (comma-separated or repeated); the first answers "
+                 "requests that name no model")
+      ->delimiter(',')
+      ->excludes(one);
   app.add_option("--host", o.host,
                  "address to bind (default 127.0.0.1; others need --api-key or --no-auth)");
   app.add_option("--port,-p", o.port, "port (0 = ephemeral; the bound URL is printed on stderr)");
@@ -75,15 +85,26 @@ int main(int argc, char** argv) {
   });
   try {
     if (threads) set_process_threads(threads);
-    ModelHandlePtr h = ModelHandle::open(model);
-    // Build what the first requests would otherwise wait for.
-    h->words();
-    api::shared_searcher(*h);
-    server::ApiServer srv(h, o);
+    std::vector<server::NamedModel> named;
+    if (models.empty()) models.push_back("=" + model);
+    for (const std::string& spec : models) {
+      size_t eq = spec.find('=');
+      if (eq == std::string::npos || (eq == 0 && models.size() > 1))
+        throw Error(ErrorCode::kInvalidArgument,
+                    "--models: '" + spec + "' is not name=REF (e.g. small=vectors.bin)");
+      ModelHandlePtr h = ModelHandle::open(spec.substr(eq + 1));
+      // Build what the first requests would otherwise wait for.
+      h->words();
+      api::shared_searcher(*h);
+      named.push_back({spec.substr(0, eq), h});
+    }
+    server::ApiServer srv(named, o);
     int port = srv.start();
     std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
-    std::fprintf(stderr, "embedscope serve: %s (%zu x %zu), %zu search threads\n",
-                 h->name().c_str(), h->table().n_rows(), h->table().dim(), process_threads());
+    for (const server::NamedModel& m : named)
+      std::fprintf(stderr, "embedscope serve: %s (%zu x %zu), %zu search threads\n",
+                   (m.name.empty() ? m.handle->name() : m.name).c_str(), m.handle->table().n_rows(),
+                   m.handle->table().dim(), process_threads());
     std::fprintf(stderr, "listening on http://%s:%d\n", host.c_str(), port);
     std::fflush(stderr);
     int sig = 0;

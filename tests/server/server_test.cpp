@@ -834,5 +834,53 @@ TEST_F(Serve, NonLoopbackHostNeedsAnApiKey) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// --models: one server, several tables; each request picks one by name, and /v1/compare
+// compares two of them with the same document as `embedscope compare --json`.
+TEST_F(Serve, SeveralModelsArePickedByNameAndCompared) {
+  ServerProc s({"--models", "gpt=" + fixture("g.safetensors") + ",words=" + fixture("w.txt"),
+                "--threads", "1", "--quiet"});
+  ASSERT_GT(s.port(), 0) << s.log();
+  Reply m = get(s.port(), "/v1/models");
+  ASSERT_EQ(m.status, 200) << m.body;
+  ASSERT_EQ(m.body["data"].size(), 2u);
+  EXPECT_EQ(m.body["data"][0]["id"], "gpt");
+  EXPECT_EQ(m.body["data"][0]["default"], true);
+  EXPECT_EQ(m.body["data"][1]["id"], "words");
+  EXPECT_EQ(m.body["data"][1]["rows"], get(w2v_->port(), "/v1/info").body["rows"]);
+  // No model named: the first; a name: that one, with the single-model server's answer.
+  Reply a = post(s.port(), "/v1/neighbors", R"({"query": "king", "k": 5})");
+  Reply b = post(gpt2_->port(), "/v1/neighbors", R"({"query": "king", "k": 5})");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(without_timing(a.body)["neighbors"], without_timing(b.body)["neighbors"]);
+  Reply w = post(s.port(), "/v1/neighbors", R"({"query": "w7", "k": 5, "model": "words"})");
+  Reply w1 = post(w2v_->port(), "/v1/neighbors", R"({"query": "w7", "k": 5})");
+  ASSERT_EQ(w.status, 200) << w.body;
+  EXPECT_EQ(without_timing(w.body)["neighbors"], without_timing(w1.body)["neighbors"]);
+  Reply info = get(s.port(), "/v1/info?model=words");
+  ASSERT_EQ(info.status, 200);
+  EXPECT_EQ(info.body["path"], fixture("w.txt"));
+  Reply bad = post(s.port(), "/v1/explore", R"({"query": "king", "model": "nope"})");
+  EXPECT_EQ(bad.status, 404);
+  EXPECT_NE(bad.body["error"]["message"].get<std::string>().find("'gpt', 'words'"),
+            std::string::npos)
+      << bad.body;
+  EXPECT_EQ(get(s.port(), "/v1/stats?model=nope").status, 404);
+  // /v1/compare: the same document as the CLI (names instead of paths).
+  Reply c = post(s.port(), "/v1/compare", R"({"a": "words", "b": "words", "k": 5, "words": 50})");
+  ASSERT_EQ(c.status, 200) << c.body;
+  json cli = cli_json("compare " + test::shell_quote(fixture("w.txt")) + " " +
+                      test::shell_quote(fixture("w.txt")) + " -k 5 --words 50 --json");
+  cli["a"] = "words";
+  cli["b"] = "words";
+  EXPECT_EQ(c.body, cli);
+  EXPECT_DOUBLE_EQ(c.body["mean_overlap"].get<double>(), 1.0);
+  EXPECT_EQ(post(s.port(), "/v1/compare", R"({"a": "words"})").status, 400);
+  EXPECT_EQ(s.stop(), 0);
+  // Two models with one name are refused at start.
+  ServerProc dup({"--models", "x=" + fixture("w.txt") + ",x=" + fixture("w.txt"), "--quiet"});
+  EXPECT_NE(dup.stop(), 0);
+  EXPECT_NE(dup.log().find("two models named 'x'"), std::string::npos) << dup.log();
+}
+
 }  // namespace
 }  // namespace embedscope
