@@ -650,7 +650,7 @@ double metric(const std::string& text, const std::string& name) {
   return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
 }
 
-TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
+TEST_F(Serve, AThousandConcurrentConnectionsGetTheirOwnAnswers) {
   // Answers alone (one request at a time: the single-query path) are the reference ...
   std::vector<json> alone(40);
   for (int q = 0; q < 40; ++q) {
@@ -662,10 +662,11 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
   httplib::Client c("127.0.0.1", gpt2_->port());
   auto m0 = c.Get("/metrics");
   ASSERT_TRUE(m0);
-  // ... for 200 concurrent connections, whose queries the server merges into batched searches.
+  // ... for 1,000 concurrent connections (H15: more than the 128 workers, fewer than the 1,024
+  // the queue holds), whose queries the server merges into batched searches.
   std::atomic<int> ok{0};
   std::vector<std::thread> ts;
-  for (int i = 0; i < 200; ++i)
+  for (int i = 0; i < 1000; ++i)
     ts.emplace_back([&, i] {
       int q = i % 40;
       Reply r = post(gpt2_->port(), "/v1/neighbors",
@@ -683,15 +684,15 @@ TEST_F(Serve, TwoHundredConcurrentConnectionsGetTheirOwnAnswers) {
       ok++;
     });
   for (auto& t : ts) t.join();
-  EXPECT_EQ(ok.load(), 200);
+  EXPECT_EQ(ok.load(), 1000);
   auto m1 = c.Get("/metrics");
   ASSERT_TRUE(m1);
   double calls = metric(m1->body, "embedscope_neighbors_batches_total") -
                  metric(m0->body, "embedscope_neighbors_batches_total");
   double queries = metric(m1->body, "embedscope_neighbors_batched_queries_total") -
                    metric(m0->body, "embedscope_neighbors_batched_queries_total");
-  EXPECT_EQ(queries, 200);
-  EXPECT_LT(calls, 200) << "no two concurrent queries were merged";
+  EXPECT_EQ(queries, 1000);
+  EXPECT_LT(calls, 1000) << "no two concurrent queries were merged";
 }
 
 TEST_F(Serve, FullQueueAnswers503AtOnce) {  // H15
@@ -880,6 +881,26 @@ TEST_F(Serve, SeveralModelsArePickedByNameAndCompared) {
   ServerProc dup({"--models", "x=" + fixture("w.txt") + ",x=" + fixture("w.txt"), "--quiet"});
   EXPECT_NE(dup.stop(), 0);
   EXPECT_NE(dup.log().find("two models named 'x'"), std::string::npos) << dup.log();
+}
+
+// H6: vocabulary entries that are not UTF-8 (raw bytes a tokenizer or corpus produced) reach
+// the answers as U+FFFD; every answer stays valid JSON.
+TEST_F(Serve, VocabularyBytesThatAreNotUtf8GiveValidJson) {
+  test::TempDir d;
+  std::string txt = "4 3\nok 1 0 0\nbad\xff\xfe 0.9 0.1 0\nhalf\xe2\x82 0.8 0.2 0\nfar 0 0 1\n";
+  test::write_file(d.file("bytes.txt"), txt);
+  ServerProc s({"--model", d.file("bytes.txt"), "--threads", "1", "--quiet"});
+  ASSERT_GT(s.port(), 0) << s.log();
+  Reply r = post(s.port(), "/v1/neighbors", R"({"query": "ok", "k": 3})");
+  ASSERT_EQ(r.status, 200);
+  ASSERT_FALSE(r.body.is_discarded());
+  ASSERT_EQ(r.body["neighbors"].size(), 3u);
+  EXPECT_EQ(r.body["neighbors"][0]["token"], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(r.body["neighbors"][1]["token"], "half\xEF\xBF\xBD");
+  Reply st = get(s.port(), "/v1/stats");
+  EXPECT_EQ(st.status, 200);
+  EXPECT_FALSE(st.body.is_discarded());
+  EXPECT_EQ(s.stop(), 0);
 }
 
 }  // namespace
