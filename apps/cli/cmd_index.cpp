@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "command.h"
+#include "embedscope/api/hnsw.h"
 #include "embedscope/core/error.h"
 #include "embedscope/search/filters.h"
 #include "embedscope/search/hnsw_index.h"
@@ -66,43 +67,23 @@ int run_query(IndexOpts o) {
     throw Error(ErrorCode::kInvalidArgument, "index query needs one query WORD (or #ID)");
   LoadedSearch ls = load_search(ref, o.f);
   std::optional<std::vector<uint8_t>> allow;
-  SearchOptions so = search_options(ls, o.f, &allow);
-  ResolvedWord r;
-  Term t = resolve_term(ls, o.f.args[0], 1.0f, &r);
-  std::vector<float> q = compose_terms(*ls.searcher, std::vector<Term>{t});
-  if (!o.f.include_query) so.exclude = r.exclude;
+  FilterSpec spec;
+  SearchOptions so = search_options(ls, o.f, &allow, &spec);
   double t0 = now_ms();
   HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
-  double load_ms = now_ms() - t0;
-  t0 = now_ms();
-  auto nn = ix.search(q, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
-  double ms = now_ms() - t0;
-  json j{{"query", o.f.args[0]},
-         {"resolved", resolved_json(r)},
-         {"mode", "hnsw"},
-         {"ef", o.ef},
-         {"elapsed_ms", ms},
-         {"index_load_ms", load_ms},
-         {"neighbors", neighbors_json(ls, nn, Metric::kCosine)}};
-  if (o.check_recall) {
-    std::vector<uint8_t> both;
-    restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
-    t0 = now_ms();
-    auto exact = ls.searcher->search(q, so);
-    j["exact_ms"] = now_ms() - t0;
-    json missed = json::array();
-    size_t hit = 0;
-    for (const Neighbor& e : exact) {
-      bool found = false;
-      for (const Neighbor& a : nn) found = found || a.id == e.id;
-      if (found)
-        ++hit;
-      else
-        missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
-    }
-    j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
-    j["missed"] = missed;
-  }
+  const double load_ms = now_ms() - t0;
+  api::HnswResult res = api::neighbors_hnsw(*ls.handle, ix,
+                                            {.query = api::NeighborQuery::word(o.f.args[0]),
+                                             .k = so.k,
+                                             .ef = o.ef,
+                                             .include_query = o.f.include_query,
+                                             .center = o.f.center,
+                                             .filter = spec,
+                                             .check_recall = o.check_recall});
+  res.index_load_ms = load_ms;
+  json j = api::to_json(*ls.handle, res);
+  const std::vector<Neighbor>& nn = res.neighbors;
+  const double ms = res.elapsed_ms;
   if (o.f.json) {
     print_json(j);
     return kExitOk;

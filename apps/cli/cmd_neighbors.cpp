@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "command.h"
+#include "embedscope/api/hnsw.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
 #include "embedscope/search/filters.h"
@@ -140,46 +141,21 @@ int run_neighbors(NeighborsOpts o) {
     if (so.metric != Metric::kCosine)
       throw Error(ErrorCode::kInvalidArgument,
                   "--index searches by cosine; drop --metric " + o.f.metric);
-    api::ResolvedQuery rq = api::resolve_query(*ls.handle, req.queries[0], o.f.center);
-    const std::vector<float>& qv = rq.vec;
-    if (!o.f.include_query) so.exclude = rq.own;
-    j = json{{"query", rq.query},
-             {"model", ls.model->path},
-             {"metric", metric_name(so.metric)},
-             {"k", so.k},
-             {"threads", ls.searcher->n_threads()}};
-    if (!rq.resolved.is_null()) j["resolved"] = rq.resolved;
+    if (o.csls) throw Error(ErrorCode::kInvalidArgument, "--csls does not apply to --index");
     double t0 = now_ms();
     HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
-    j["index_load_ms"] = now_ms() - t0;
-    t0 = now_ms();
-    nn = ix.search(qv, {.k = so.k, .ef = o.ef, .exclude = so.exclude, .allow = so.allow});
-    j["mode"] = "hnsw";
-    j["ef"] = o.ef;
-    j["elapsed_ms"] = now_ms() - t0;
-    if (o.check_recall) {
-      std::vector<uint8_t> both;
-      restrict_to_indexed_rows(ls, ix.n_indexed(), so, both);
-      double t1 = now_ms();
-      auto exact = ls.searcher->search(qv, so);
-      double exact_ms = now_ms() - t1;
-      json missed = json::array();
-      size_t hit = 0;
-      for (const Neighbor& e : exact) {
-        bool found = false;
-        for (const Neighbor& a : nn) found = found || a.id == e.id;
-        if (found)
-          ++hit;
-        else
-          missed.push_back({{"id", e.id}, {"token", ls.words->display(e.id)}, {"score", e.score}});
-      }
-      j["recall"] = exact.empty() ? 1.0 : double(hit) / double(exact.size());
-      j["missed"] = missed;
-      j["exact_ms"] = exact_ms;
-    }
-    if (so.csls_k) j["csls_k"] = so.csls_k;
-    if (ls.searcher->centered()) j["centered"] = true;
-    j["neighbors"] = api::neighbors_json(*ls.handle, nn, so.metric);
+    const double load_ms = now_ms() - t0;
+    api::HnswResult res = api::neighbors_hnsw(*ls.handle, ix,
+                                              {.query = req.queries[0],
+                                               .k = so.k,
+                                               .ef = o.ef,
+                                               .include_query = o.f.include_query,
+                                               .center = o.f.center,
+                                               .filter = spec,
+                                               .check_recall = o.check_recall});
+    res.index_load_ms = load_ms;
+    j = api::to_json(*ls.handle, res);
+    nn = res.neighbors;
   }
   if (o.f.json) {
     print_json(j);

@@ -101,15 +101,4 @@ void print_neighbors(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Me
   }
 }
 
-void restrict_to_indexed_rows(const LoadedSearch& ls, size_t n_indexed, SearchOptions& so,
-                              std::vector<uint8_t>& storage) {
-  const Vocabulary& v = ls.model->emb.vocab;
-  if (n_indexed >= ls.searcher->n_rows() || !v.has_counts()) return;
-  std::vector<uint8_t> trained = *trained_rows(v.counts(), ls.model->emb.metadata);
-  storage.clear();
-  for (size_t i = 0; i < trained.size(); ++i)
-    storage.push_back(trained[i] && (!so.allow || (i < so.allow->size() && (*so.allow)[i])));
-  so.allow = &storage;
-}
-
 }  // namespace embedscope::cli

@@ -60,12 +60,6 @@ SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
                              std::optional<std::vector<uint8_t>>* allow_storage,
                              FilterSpec* spec_out = nullptr);
 
-// --check-recall compares like with like: when the index holds only the trained rows (index
-// build's default for tables with counts), exact search is restricted to those rows too, on top
-// of any filter already in so.allow. `storage` keeps the combined mask alive for so.allow.
-void restrict_to_indexed_rows(const LoadedSearch& ls, size_t n_indexed, SearchOptions& so,
-                              std::vector<uint8_t>& storage);
-
 json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric);
 json resolved_json(const ResolvedWord& r);
 // "  1  ␣queen              0.8123  #4567" lines.

@@ -13,6 +13,7 @@
 #include "embedscope/api/analogy.h"
 #include "embedscope/api/compare.h"
 #include "embedscope/api/explore.h"
+#include "embedscope/api/hnsw.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/api/stats.h"
 #include "embedscope/api/text.h"
@@ -326,6 +327,8 @@ struct Served {
   std::string name;
   ModelHandlePtr h;
   std::unique_ptr<NeighborsBatcher> batcher;
+  std::shared_ptr<const HnswIndex> index;  // mode "hnsw" (serve --index), else null
+  std::unique_ptr<std::mutex> index_mu = std::make_unique<std::mutex>();  // one search at a time
 };
 
 struct ApiServer::Impl {
@@ -344,7 +347,7 @@ struct ApiServer::Impl {
           throw Error(ErrorCode::kInvalidArgument, "serve: two models named '" + n.name + "'");
       auto b =
           std::make_unique<NeighborsBatcher>(n.handle, o.micro_batch_max, o.micro_batch_wait_us);
-      models.push_back({std::move(n.name), std::move(n.handle), std::move(b)});
+      models.push_back({std::move(n.name), std::move(n.handle), std::move(b), std::move(n.index)});
     }
   }
 
@@ -488,9 +491,17 @@ struct ApiServer::Impl {
     api::NeighborsRequest r;
     r.k = size_t(b.integer("k", 10, 1, int64_t(k_limit(h))));
     r.metric = b.choice("metric", {"cosine", "dot", "l2"}, "cosine");
-    r.mode = b.choice("mode", {"exact", "fast"}, "exact");
+    r.mode = b.choice("mode", {"exact", "fast", "hnsw"}, "exact");
     r.include_query = b.boolean("include_query", false);
     r.center = b.boolean("center", false);
+    const size_t ef = size_t(b.integer("ef", 64, 1, 100000));
+    if (r.mode == "hnsw" && !m.index)
+      bad_field("mode",
+                "exact or fast: no HNSW index is loaded for this model (start the server "
+                "with --index FILE from `embedscope index build`)",
+                json("hnsw"));
+    if (r.mode == "hnsw" && r.metric != "cosine")
+      bad_field("metric", "cosine (an HNSW index searches by cosine)", json(r.metric));
     if (b.has("filters")) {
       const json& f = j["filters"];
       if (!f.is_object()) bad_field("filters", "an object {ids, top_n, min_count, class}", f);
@@ -518,6 +529,21 @@ struct ApiServer::Impl {
     const json& q = b.at("query");
     bool is_batch = q.is_array() && !q.empty() &&
                     !std::all_of(q.begin(), q.end(), [](const json& x) { return x.is_number(); });
+    if (r.mode == "hnsw") {
+      if (is_batch)
+        bad_field("query", "one query (mode hnsw answers one at a time)", json("(a list)"));
+      api::HnswRequest hr{.query = query_of(m.h, q, "query"),
+                          .k = r.k,
+                          .ef = ef,
+                          .include_query = r.include_query,
+                          .center = r.center,
+                          .filter = r.filter};
+      announced = false;
+      m.batcher->withdraw();
+      std::lock_guard<std::mutex> lock(*m.index_mu);
+      send_json(res, 200, api::to_json(*h, api::neighbors_hnsw(*h, *m.index, hr)));
+      return;
+    }
     if (!is_batch) {
       r.queries.push_back(query_of(m.h, q, "query"));
       announced = false;  // submit() withdraws the announcement

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "batcher.h"
+#include "embedscope/search/hnsw_index.h"
 #include "http_front.h"
 
 namespace embedscope::server {
@@ -46,6 +47,7 @@ struct ServerOptions {
 struct NamedModel {
   std::string name;
   ModelHandlePtr handle;
+  std::shared_ptr<const HnswIndex> index = nullptr;  // enables mode "hnsw" for this model
 };
 
 class ApiServer {

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
 
   server::ServerOptions o;
   std::string model;
-  std::vector<std::string> models;  // name=REF
+  std::vector<std::string> models;   // name=REF
+  std::vector<std::string> indexes;  // [name=]FILE
   size_t threads = 0;
   bool no_auth = false, quiet = false;
   CLI::App app{
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
       "  embedscope serve                                # default model on http://127.0.0.1:8080\n"
       "  embedscope serve --model gpt2 --port 0          # ephemeral port, printed on stderr\n"
       "  embedscope serve --models small=vectors.bin,gpt2=gpt2   # requests pick one by \"model\"\n"
+      "  embedscope serve --model vectors.bin --index vectors.hnsw   # enables mode \"hnsw\"\n"
       "  embedscope serve --host 0.0.0.0 --api-key S3CRET\n"
       "  curl -s localhost:8080/v1/neighbors -H 'Content-Type: application/json' -d "
       "'{\"query\":\"king\",\"k\":5}'",
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
                  "requests that name no model")
       ->delimiter(',')
       ->excludes(one);
+  app.add_option("--index", indexes,
+                 "an HNSW index (embedscope index build) for POST /v1/neighbors mode \"hnsw\": "
+                 "FILE for the first model, NAME=FILE for a --models name; repeatable");
   app.add_option("--host", o.host,
                  "address to bind (default 127.0.0.1; others need --api-key or --no-auth)");
   app.add_option("--port,-p", o.port, "port (0 = ephemeral; the bound URL is printed on stderr)");
@@ -97,6 +102,19 @@ int main(int argc, char** argv) {
       h->words();
       api::shared_searcher(*h);
       named.push_back({spec.substr(0, eq), h});
+    }
+    for (const std::string& spec : indexes) {
+      size_t eq = spec.find('=');
+      std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+      std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+      server::NamedModel* target = name.empty() ? &named[0] : nullptr;
+      for (server::NamedModel& m : named)
+        if (!name.empty() && m.name == name) target = &m;
+      if (!target)
+        throw Error(ErrorCode::kInvalidArgument,
+                    "--index " + spec + ": no model named '" + name + "' (see --models)");
+      target->index = std::make_shared<HnswIndex>(
+          HnswIndex::load(file, table_content_hash(target->handle->table())));
     }
     server::ApiServer srv(named, o);
     int port = srv.start();

@@ -903,5 +903,38 @@ TEST_F(Serve, VocabularyBytesThatAreNotUtf8GiveValidJson) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// mode "hnsw": answered from the index given with --index, the same document as the CLI's
+// `neighbors --index`; without an index it is a 400 that says how to enable it.
+TEST_F(Serve, HnswModeAnswersFromTheIndexLikeTheCli) {
+  test::TempDir d;
+  const std::string w = test::shell_quote(fixture("w.txt"));
+  const std::string ix = d.file("w.hnsw");
+  test::CommandResult b = test::run(test::shell_quote(test::cli_path()) + " index build --model " +
+                                    w + " -o " + test::shell_quote(ix) + " --threads 1");
+  ASSERT_EQ(b.rc, 0) << b.err;
+  ServerProc s({"--model", fixture("w.txt"), "--index", ix, "--threads", "1", "--quiet"});
+  ASSERT_GT(s.port(), 0) << s.log();
+  for (const char* q : {"w7", "w123"}) {
+    Reply r = post(s.port(), "/v1/neighbors",
+                   json{{"query", q}, {"k", 6}, {"mode", "hnsw"}, {"ef", 80}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    json cli = cli_json("neighbors --model " + w + " " + q + " -k 6 --index " +
+                        test::shell_quote(ix) + " --ef 80 --threads 1 --json");
+    EXPECT_EQ(without_timing(r.body), without_timing(cli)) << q;
+    EXPECT_EQ(r.body["mode"], "hnsw");
+    EXPECT_EQ(r.body["neighbors"].size(), 6u);
+  }
+  EXPECT_EQ(post(s.port(), "/v1/neighbors", R"({"query": ["w1", "w2"], "mode": "hnsw"})").status,
+            400);
+  EXPECT_EQ(
+      post(s.port(), "/v1/neighbors", R"({"query": "w1", "mode": "hnsw", "metric": "l2"})").status,
+      400);
+  Reply no = post(w2v_->port(), "/v1/neighbors", R"({"query": "w1", "mode": "hnsw"})");
+  EXPECT_EQ(no.status, 400);
+  EXPECT_NE(no.body["error"]["message"].get<std::string>().find("--index"), std::string::npos)
+      << no.body;
+  EXPECT_EQ(s.stop(), 0);
+}
+
 }  // namespace
 }  // namespace embedscope

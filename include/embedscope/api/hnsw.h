@@ -1,0 +1,60 @@
+// api::neighbors_hnsw: one neighbour query answered from an HNSW index (search/hnsw_index.h)
+// instead of the exact scan, optionally checked against the exact answer (recall@k and the rows
+// it missed), with its JSON document: the one `embedscope neighbors --index` and `embedscope
+// index query` print, and the server's POST /v1/neighbors with mode "hnsw":
+//   {query, model, metric: "cosine", k, threads, resolved?, mode: "hnsw", ef, elapsed_ms,
+//    index_load_ms?, recall?, missed?: [{id, token, score}], exact_ms?, centered?, neighbors}
+//
+// The recall check compares like with like: an index holding only the trained rows (index
+// build's default for tables with counts) is compared with an exact search over those rows.
+//
+// Errors (thrown): what resolve_query throws for the query; Error(kInvalidArgument) for a
+// request that is not one cosine query, or k == 0.
+//
+// Thread-safety: one call at a time per index (hnswlib's search width is index state); the
+// handle may serve other calls meanwhile.
+//
+//   HnswIndex ix = HnswIndex::load("v.hnsw", table_content_hash(h->table()));
+//   api::HnswResult r = api::neighbors_hnsw(*h, ix, {.query = api::NeighborQuery::word("king")});
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "embedscope/api/neighbors.h"
+#include "embedscope/search/hnsw_index.h"
+
+namespace embedscope::api {
+
+struct HnswRequest {
+  NeighborQuery query;
+  size_t k = 10;
+  size_t ef = 64;
+  bool include_query = false;
+  bool center = false;
+  FilterSpec filter;
+  bool check_recall = false;
+};
+
+struct HnswResult {
+  HnswRequest request;
+  ResolvedQuery resolved;
+  std::vector<Neighbor> neighbors;
+  double elapsed_ms = 0;
+  std::optional<double> index_load_ms;  // set by a caller that loaded the index for this query
+  // With check_recall:
+  double recall = 1, exact_ms = 0;
+  std::vector<Neighbor> missed;  // exact neighbours the index did not return
+  size_t threads = 0;
+  bool centered = false;
+};
+
+HnswResult neighbors_hnsw(const ModelHandle& h, const HnswIndex& ix, const HnswRequest& r);
+json to_json(const ModelHandle& h, const HnswResult& r);
+
+// Exact search restricted to the rows an index holds (when it holds only the trained rows of a
+// table with counts) on top of any filter in so.allow; `storage` keeps the mask alive.
+void restrict_to_indexed_rows(const ModelHandle& h, size_t n_indexed, SearchOptions& so,
+                              std::vector<uint8_t>& storage);
+
+}  // namespace embedscope::api
