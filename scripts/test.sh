@@ -4,8 +4,9 @@
 # Tests generate their fixtures at test time with the real tools (numpy, torch, gensim, fasttext,
 # node reference tokenizers) that scripts/setup.sh installs.
 # Then ThreadSanitizer over the concurrency tests: the model handle, the api operations, the
-# thread pool and search (the trainer's Hogwild updates are deliberate races and are not run
-# under TSan; see train/word2vec.h).
+# thread pool, search and the HTTP server (its binary built with TSan, under load and SIGTERM).
+# The trainer's Hogwild updates are deliberate races and are not run under TSan (see
+# train/word2vec.h).
 #   ES_SANITIZE=0 scripts/test.sh   # release only
 #   ES_TSAN=0 scripts/test.sh       # skip the TSan pass
 set -euo pipefail
@@ -25,9 +26,9 @@ if [[ "${ES_SANITIZE:-1}" == 1 ]]; then
 fi
 if [[ "${ES_TSAN:-1}" == 1 ]]; then
   cmake --preset tsan >/dev/null
-  tsan_targets=(core_test handle_test api_test search_test)
+  tsan_targets=(core_test handle_test api_test search_test server_test embedscope embedscope-serve)
   cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
-  # tests/tsan.supp: the third-party reports that were read and judged (one, in hnswlib).
+  # tests/tsan.supp: the third-party reports that were read and judged (hnswlib, cpp-httplib).
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-    ctest --preset tsan -j "$jobs" -R '^(ThreadPool|ModelHandle|Api|Searcher|Hnsw)'
+    ctest --preset tsan -j "$jobs" -R '^(ThreadPool|ModelHandle|Api|Searcher|Hnsw|Serve)'
 fi
