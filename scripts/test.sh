@@ -26,7 +26,7 @@ if [[ "${ES_SANITIZE:-1}" == 1 ]]; then
 fi
 if [[ "${ES_TSAN:-1}" == 1 ]]; then
   cmake --preset tsan >/dev/null
-  tsan_targets=(core_test handle_test api_test search_test server_test embedscope embedscope-serve)
+  tsan_targets=(core_test handle_test api_test search_test server_test embedscope_cli embedscope_server)
   cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
   # tests/tsan.supp: the third-party reports that were read and judged (hnswlib, cpp-httplib).
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
