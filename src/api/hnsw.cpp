@@ -38,8 +38,8 @@ HnswResult neighbors_hnsw(const ModelHandle& h, const HnswIndex& ix, const HnswR
   if (allow) so.allow = &*allow;
   if (!r.include_query) so.exclude = res.resolved.own;
   auto t0 = std::chrono::steady_clock::now();
-  res.neighbors = ix.search(res.resolved.vec,
-                            {.k = r.k, .ef = r.ef, .exclude = so.exclude, .allow = so.allow});
+  res.neighbors =
+      ix.search(res.resolved.vec, {.k = r.k, .ef = r.ef, .exclude = so.exclude, .allow = so.allow});
   res.elapsed_ms = ms_since(t0);
   auto ss = shared_searcher(h, r.center);
   res.threads = ss->unlocked().n_threads();
@@ -66,14 +66,9 @@ HnswResult neighbors_hnsw(const ModelHandle& h, const HnswIndex& ix, const HnswR
 }
 
 json to_json(const ModelHandle& h, const HnswResult& r) {
-  json j{{"query", r.resolved.query},
-         {"model", h.model().path},
-         {"metric", "cosine"},
-         {"k", r.request.k},
-         {"threads", r.threads},
-         {"mode", "hnsw"},
-         {"ef", r.request.ef},
-         {"elapsed_ms", r.elapsed_ms}};
+  json j{{"query", r.resolved.query}, {"model", h.model().path},   {"metric", "cosine"},
+         {"k", r.request.k},          {"threads", r.threads},      {"mode", "hnsw"},
+         {"ef", r.request.ef},        {"elapsed_ms", r.elapsed_ms}};
   if (!r.resolved.resolved.is_null()) j["resolved"] = r.resolved.resolved;
   if (r.index_load_ms) j["index_load_ms"] = *r.index_load_ms;
   if (r.request.check_recall) {
