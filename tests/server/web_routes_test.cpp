@@ -157,6 +157,22 @@ TEST_F(WebRoutes, PageHasAStrictContentSecurityPolicyAndRevalidates) {
   get_json(s.port, "/static/..%2Fapi_server.cpp", 404);
 }
 
+TEST_F(WebRoutes, BrowsersGetGzipNotQuality11Brotli) {
+  Served s = serve(dir_->file("w.txt"));
+  httplib::Client c("127.0.0.1", s.port);
+  auto plain = c.Get("/static/app.js");
+  auto br = c.Get("/static/app.js", {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
+  ASSERT_TRUE(plain);
+  ASSERT_TRUE(br);
+  EXPECT_EQ(br->status, 200);
+  EXPECT_EQ(br->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(br->body, plain->body);  // decompressed by the client
+  auto only_br = c.Get("/v1/vocab", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(only_br);
+  EXPECT_FALSE(only_br->has_header("Content-Encoding"));
+  EXPECT_EQ(json::parse(only_br->body)["count"], 64);
+}
+
 TEST_F(WebRoutes, PageNeedsNoKeyButItsDataDoes) {
   Served s = serve(dir_->file("w.txt"), "sekrit");
   httplib::Client c("127.0.0.1", s.port);

@@ -27,6 +27,7 @@ const state = {
 const timings = { drawnMs: null, searchMs: null, vocabMs: null, projectionMs: null };
 let scatter = null;
 let pendingSelection = null; // ids to select once the scatter is drawn
+let vocabReady = Promise.resolve(); // resolves once state.tokens is loaded
 
 // ---- HTTP ----
 class HttpError extends Error {
@@ -208,6 +209,7 @@ async function loadProjection() {
     }
     state.coords = c;
     state.rows = rows;
+    timings.projectionAt = performance.now();
     timings.projectionMs = performance.now() - t0;
     return;
   }
@@ -215,7 +217,9 @@ async function loadProjection() {
 
 async function drawScatter() {
   const sp = ensureScatter();
-  await sp.draw(normalise(state.coords, state.rows));
+  const pts = normalise(state.coords, state.rows);
+  timings.drawStartAt = performance.now();
+  await sp.draw(pts);
   timings.drawnMs = performance.now(); // since navigation start
   document.body.dataset.scatter = 'drawn';
   for (const id of ['export-xy-csv', 'export-xy-json']) $(id).disabled = false;
@@ -335,6 +339,7 @@ async function search() {
   try {
     const m = /^\/(.+)\/$/.exec(q);
     if (m) {
+      await vocabReady;
       const hits = regexSearch(m[1]);
       selectRows(hits);
       if (hits.length) {
@@ -443,8 +448,9 @@ function exportNeighbors(asJson) {
   download(`${base}.csv`, 'text/csv', csv(rows));
 }
 
-function exportCoords(asJson) {
+async function exportCoords(asJson) {
   if (!state.coords) return;
+  await vocabReady;
   const base = `coords-${state.projection}`;
   const n = state.rows;
   if (asJson) {
@@ -489,6 +495,7 @@ async function loadVocab() {
   }
   state.tokens = tokens;
   timings.vocabMs = performance.now() - t0;
+  if (state.selection.length) showSelection(state.selection); // relabel what is listed
 }
 
 async function start() {
@@ -498,12 +505,13 @@ async function start() {
   $('projection').value = u.projection;
   try {
     await loadModels(u.model);
-    await loadVocab();
   } catch (e) {
     setStatus(e.message, true);
     document.body.dataset.scatter = 'error';
     return;
   }
+  vocabReady = loadVocab().catch((e) => setStatus(`tokens: ${e.message}`, true));
+  // The scatter needs only the coordinates: the tokens (hover, regex search) load beside it.
   const drawn = showScatter();
   if (u.q) await search();
   await drawn;
@@ -531,7 +539,7 @@ function bind() {
     state.model = e.target.value;
     state.explore = null;
     writeUrl();
-    await loadVocab();
+    vocabReady = loadVocab();
     await showScatter();
   });
   $('auth').addEventListener('submit', (e) => {

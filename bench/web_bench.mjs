@@ -1,0 +1,109 @@
+// The web page's speed in headless Chromium on loopback (issue 23's targets): time from
+// navigation to the scatter of every row drawn, once the projection is cached (< 2 s), and from a
+// search to its neighbour list shown (< 100 ms).
+//
+//   node bench/web_bench.mjs [--model M] [--runs 5]
+//   (env: ES_SERVE=build/bin/embedscope-serve, ES_WEB_NODE_MODULES=~/.cache/embedscope/web/node_modules)
+//
+// Without --model it writes a 50,257 x 768 GPT-2-shaped table (numpy, seeded: GPT-2's tokenizer
+// labels its rows, as for GPT-2's own wte) into a temporary folder. Chromium is Debian's
+// (/usr/bin/chromium), WebGL through SwiftShader (no GPU): a desktop browser with a GPU draws
+// faster. Prints one JSON line with the medians and every run.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const SERVE = process.env.ES_SERVE || 'build/bin/embedscope-serve';
+const NM = process.env.ES_WEB_NODE_MODULES || path.join(os.homedir(), '.cache/embedscope/web/node_modules');
+const CHROMIUM = process.env.ES_CHROMIUM || '/usr/bin/chromium';
+const runs = Number(arg('runs', '5'));
+const { chromium } = createRequire(path.join(NM, 'x.js'))('playwright-core');
+
+let model = arg('model', '');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'es-webbench-'));
+if (!model) {
+  model = path.join(tmp, 'gpt2_shaped.npy');
+  execFileSync('/usr/bin/python3', [
+    '-c',
+    'import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).normal(0, 0.1, (50257, 768)).astype(np.float32))',
+    model,
+  ]);
+}
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const p = spawn(SERVE, ['--model', model, '--port', '0', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    p.stderr.on('data', (d) => {
+      log += d;
+      const m = /listening on (http:\/\/[^\s]+)/.exec(log);
+      if (m) resolve({ proc: p, url: m[1].replace(/\/$/, '') });
+    });
+    p.on('exit', (code) => reject(new Error(`embedscope-serve exited ${code}: ${log}`)));
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const server = await startServer();
+const base = server.url;
+// Cache the projection and warm the labeller (WordNet is opened on the first explore).
+const t0 = Date.now();
+for (;;) {
+  const r = await fetch(`${base}/v1/projection?method=pca&dims=2&format=f32`);
+  await r.arrayBuffer();
+  if (r.status === 200) break;
+  if (r.status !== 202) throw new Error(`projection: ${r.status}`);
+  await new Promise((res) => setTimeout(res, 200));
+}
+const projectionS = (Date.now() - t0) / 1000;
+await fetch(`${base}/v1/explore`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"computer"}' });
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox'],
+});
+const drawn = [];
+const searches = [];
+let rows = 0;
+const words = ['computer', 'science', 'music', 'water', 'house', 'king', 'river', 'green', 'money', 'night'];
+for (let i = 0; i < runs; i++) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${base}/`);
+  await page.waitForFunction(() => ['drawn', 'error'].includes(document.body.dataset.scatter), null, { timeout: 120000 });
+  const t = await page.evaluate(() => ({ s: document.body.dataset.scatter, ...window.embedscope.timings, rows: window.embedscope.state.rows }));
+  if (t.s !== 'drawn') throw new Error(`scatter: ${await page.textContent('#status')}`);
+  drawn.push(t.drawnMs);
+  rows = t.rows;
+  for (const w of words) {
+    await page.fill('#q', w);
+    await page.evaluate(() => {
+      document.body.dataset.search = '';
+    });
+    await page.press('#q', 'Enter');
+    await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.search), null, { timeout: 30000 });
+    searches.push(await page.evaluate(() => window.embedscope.timings.searchMs));
+  }
+  await page.close();
+}
+await browser.close();
+server.proc.kill('SIGTERM');
+fs.rmSync(tmp, { recursive: true, force: true });
+console.log(
+  JSON.stringify({
+    rows,
+    runs,
+    projection_first_s: projectionS,
+    navigation_to_drawn_ms_median: median(drawn),
+    search_to_list_ms_median: median(searches),
+    navigation_to_drawn_ms: drawn.map((x) => Math.round(x)),
+    search_to_list_ms: searches.map((x) => Math.round(x * 10) / 10),
+  }),
+);
