@@ -69,6 +69,15 @@ const cliJson = (...args) => JSON.parse(execFileSync(CLI, [...args, '--model', m
 const expected = cliJson('explore', 'computer', '-k', '10');
 const expectedAnalogy = cliJson('analogy', 'man', 'king', 'woman', '-k', '10');
 
+// numpy: cosine of "computer"'s row with "computers"' and "banana"'s (the similarity oracle).
+const COSINES = `
+import json, sys, numpy as np
+rows = {l.split(' ')[0]: np.array(l.split(' ')[1:], dtype=np.float64)
+        for l in open(sys.argv[1]).read().split('\\n')[1:] if l.strip()}
+a = rows['computer']
+print(json.dumps([float(a @ rows[w] / np.linalg.norm(a) / np.linalg.norm(rows[w])) for w in ('computers', 'banana')]))
+`;
+
 // ---- the server ----
 function startServer() {
   return new Promise((resolve, reject) => {
@@ -209,6 +218,9 @@ async function main() {
       check(Math.abs(Number(r[3]) - n.score) < 1e-6, `CSV cosine ${i + 1}: ${r[3]} vs ${n.score}`);
     });
 
+    const nbJson = JSON.parse((await download(page, '#export-nb-json')).text);
+    checkEq(nbJson, expected, 'neighbour JSON export is the explore document');
+
     // 3. Coordinates CSV equals the projection route's floats; tokens are the file's words.
     const proj = await projectionFloats(base);
     checkEq(proj.rows, fileWords.length, 'projection rows');
@@ -220,6 +232,10 @@ async function main() {
         throw new Error(`coordinate CSV row ${i}: ${JSON.stringify(r)} vs ${fileWords[i]} ${proj.xy[2 * i]} ${proj.xy[2 * i + 1]}`);
     }
     checks++;
+    const xyJson = JSON.parse((await download(page, '#export-xy-json')).text);
+    checkEq([xyJson.method, xyJson.dims, xyJson.rows], ['pca', 2, proj.rows], 'coordinate JSON header');
+    checkEq(xyJson.tokens, fileWords, 'coordinate JSON tokens');
+    checkEq(xyJson.coords.flat(), Array.from(proj.xy), 'coordinate JSON coords');
 
     // 4. Click a point: the most isolated one on screen, so the click cannot hit another.
     const canvasBox = await page.locator('#scatter').boundingBox();
@@ -316,6 +332,17 @@ async function main() {
     const an = await page.$$eval('#analogy-list li', (lis) => lis.map((li) => li.textContent));
     checkEq(an, expectedAnalogy.neighbors.map((n) => `${n.token}  ${n.score.toFixed(4)}  #${n.id}`), 'analogy list');
     checkEq(expectedAnalogy.neighbors[0].token, 'queen', 'analogy answer (fixture planted)');
+
+    // 9. Similarity panel equals numpy's cosines of the words' rows.
+    await page.fill('#sim-source', 'computer');
+    await page.fill('#sim-targets', 'computers\nbanana');
+    await page.click('#similarity-form button');
+    await page.waitForFunction(() => document.querySelectorAll('#similarity-list li').length === 2, null, { timeout: 10000 });
+    const sims = await page.$$eval('#similarity-list li', (lis) => lis.map((li) => li.textContent));
+    const cos = JSON.parse(
+      execFileSync('/usr/bin/python3', ['-c', COSINES, model], { encoding: 'utf8' }),
+    );
+    checkEq(sims, [`${cos[0].toFixed(4)}  computers`, `${cos[1].toFixed(4)}  banana`], 'similarity panel');
 
     await page.fill('#q', 'computer');
     await page.press('#q', 'Enter');
