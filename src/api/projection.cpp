@@ -146,7 +146,13 @@ ProjectionResult project(const ModelHandle& h, const ProjectionRequest& r,
     o.progress = progress;
     out.projection = pca(h.table(), o);
   } else {
-    throw Error(ErrorCode::kUnsupported, "projection: method \"umap\" is not available yet");
+    UmapOptions o;
+    o.dims = r.dims;
+    o.n_neighbors = r.n_neighbors;
+    o.min_dist = r.min_dist;
+    o.seed = r.seed;
+    o.progress = progress;
+    out.projection = umap(h.table(), o);
   }
   if (!out.from_cache && !path.empty()) {
     write_cache(path, out.projection);
