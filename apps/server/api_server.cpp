@@ -17,6 +17,7 @@
 #include "embedscope/api/text.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
+#include "projection_route.h"
 #include "web_routes.h"
 
 namespace embedscope::server {
@@ -90,6 +91,7 @@ const char* const kRoutes[] = {"/health",        "/metrics",
                                "/v1/tokenize",   "/v1/decode",
                                "/v1/embeddings", "/v1/similarity",
                                "/v1/analogy",    "/v1/stats",
+                               "/v1/projection", "/v1/projection/status",
                                "/v1/vocab",      "/",
                                "other"};
 constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -384,13 +386,26 @@ struct ApiServer::Impl {
     if (j.contains("model") && !j["model"].is_null()) {
       const json& m = j["model"];
       if (!m.is_string()) bad_field("model", "a string", m);
-      const std::string& name = m.get_ref<const std::string&>();
-      if (name != h->name() && name != h->model().path && !(h->is_default() && name == "default"))
-        throw HttpError{404, "invalid_request_error", "model_not_found",
-                        "model '" + name.substr(0, 200) +
-                            "' is not served here (GET /v1/models lists '" + h->name() + "')"};
+      check_model(m.get_ref<const std::string&>());
     }
     return j;
+  }
+
+  // A request's model must be the one served: 404 otherwise.
+  void check_model(const std::string& name) const {
+    if (name != h->name() && name != h->model().path && !(h->is_default() && name == "default"))
+      throw HttpError{404, "invalid_request_error", "model_not_found",
+                      "model '" + name.substr(0, 200) +
+                          "' is not served here (GET /v1/models lists '" + h->name() + "')"};
+  }
+
+  // GET /v1/projection[/status] (projection_route.h); model= optional, as in the JSON bodies.
+  void projection(const httplib::Request& req, httplib::Response& res, bool status_only) {
+    if (req.get_param_value_count("model") > 1)
+      throw HttpError{400, "invalid_request_error", "invalid_field",
+                      "parameter 'model': expected one value"};
+    if (req.has_param("model")) check_model(req.get_param_value("model"));
+    answer_projection(*h, req, res, status_only);
   }
 
   // Runs a route body with every failure turned into a JSON error.
@@ -756,6 +771,12 @@ struct ApiServer::Impl {
       bool announced = true;
       guarded(res, [&] { neighbors(parse_body(req), res, announced); });
       if (announced) batcher.withdraw();
+    });
+    front.Get("/v1/projection", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { projection(req, res, false); });
+    });
+    front.Get("/v1/projection/status", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { projection(req, res, true); });
     });
     post("/v1/explore", &Impl::explore);
     post("/v1/analogy", &Impl::analogy);

@@ -1,5 +1,6 @@
 // ApiServer: the routes of `embedscope serve` over one shared ModelHandle (see
-// docs/http_api.md): GET /health, /metrics, /v1/info, /v1/models, /v1/stats; POST /v1/neighbors,
+// docs/http_api.md): GET /health, /metrics, /v1/info, /v1/models, /v1/stats, /v1/projection
+// (and /v1/projection/status, projection_route.h); POST /v1/neighbors,
 // /v1/explore, /v1/analogy, /v1/tokenize, /v1/decode, /v1/embeddings, /v1/similarity.
 //
 // Every route parses its JSON body (after checking Content-Type and nesting depth by a byte
