@@ -178,6 +178,14 @@ async function main() {
     page.on('console', (m) => {
       if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(`console ${m.type()}: ${m.text()}`);
     });
+    // The progress bar, seen from outside the page: every time it is shown, with its value.
+    await page.addInitScript(() => {
+      window.__progress = [];
+      new MutationObserver((ms) => {
+        for (const m of ms)
+          if (m.target.id === 'progress' && !m.target.hidden) window.__progress.push(m.target.value);
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ['hidden', 'value'] });
+    });
     await page.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e) => {
         console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`);
@@ -189,6 +197,10 @@ async function main() {
     await waitDrawn(page);
     checkEq(await page.evaluate(() => document.body.dataset.scatter), 'drawn', `scatter drawn (status: ${await page.textContent('#status')})`);
     checkEq(await page.evaluate(() => window.embedscope.state.rows), fileWords.length, 'every row is drawn');
+    // A fresh server answers the first projection request 202 (computing): the bar showed.
+    const progress = await page.evaluate(() => window.__progress);
+    check(progress.length >= 1 && progress.every((v) => v >= 0 && v <= 1), `progress bar shown while computing: ${JSON.stringify(progress)}`);
+    checkEq(await page.evaluate(() => document.getElementById('progress').hidden), true, 'progress bar hidden once drawn');
     await page.keyboard.press('/');
     checkEq(await page.evaluate(() => document.activeElement.id), 'q', '"/" focuses the search box');
     await page.keyboard.type('computer');
