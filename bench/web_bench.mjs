@@ -72,6 +72,7 @@ const browser = await chromium.launch({
 });
 const drawn = [];
 const searches = [];
+const fetches = []; // of which: the explore request, seen from the page
 let rows = 0;
 const words = ['computer', 'science', 'music', 'water', 'house', 'king', 'river', 'green', 'money', 'night'];
 for (let i = 0; i < runs; i++) {
@@ -89,11 +90,22 @@ for (let i = 0; i < runs; i++) {
     });
     await page.press('#q', 'Enter');
     await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.search), null, { timeout: 30000 });
-    searches.push(await page.evaluate(() => window.embedscope.timings.searchMs));
+    const st = await page.evaluate(() => window.embedscope.timings);
+    searches.push(st.searchMs);
+    fetches.push(st.searchFetchMs);
   }
   await page.close();
 }
 await browser.close();
+// The same searches straight to the route (no page): what of the search time is the server's.
+const direct = [];
+for (let i = 0; i < runs; i++)
+  for (const w of words) {
+    const t = performance.now();
+    const r = await fetch(`${base}/v1/explore`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: w, k: 10 }) });
+    await r.json();
+    direct.push(performance.now() - t);
+  }
 server.proc.kill('SIGTERM');
 fs.rmSync(tmp, { recursive: true, force: true });
 console.log(
@@ -103,6 +115,9 @@ console.log(
     projection_first_s: projectionS,
     navigation_to_drawn_ms_median: median(drawn),
     search_to_list_ms_median: median(searches),
+    of_which_request_ms_median: median(fetches),
+    explore_route_alone_ms_median: median(direct),
+    load_average_1min: os.loadavg()[0],
     navigation_to_drawn_ms: drawn.map((x) => Math.round(x)),
     search_to_list_ms: searches.map((x) => Math.round(x * 10) / 10),
   }),

@@ -356,9 +356,29 @@ async function main() {
     );
     checkEq(sims, [`${cos[0].toFixed(4)}  computers`, `${cos[1].toFixed(4)}  banana`], 'similarity panel');
 
+    // 10. Switch to UMAP (computed by the server, progress shown): drawn from the route's
+    // floats, kept in the URL, restored by a reload.
+    await page.focus('#projection');
+    await page.selectOption('#projection', 'umap');
+    const umapDrawn = () =>
+      page.waitForFunction(() => document.body.dataset.scatter === 'drawn' && document.body.dataset.projection === 'umap', null, { timeout: 60000 });
+    await umapDrawn();
+    checkEq(new URL(page.url()).searchParams.get('projection'), 'umap', 'projection in the URL');
+    const umap = await fetch(`${base}/v1/projection?method=umap&dims=2&format=json`).then((r) => r.json());
+    checkEq(umap.rows, fileWords.length, 'UMAP rows');
+    const pageUmap = await page.evaluate(() => Array.from(window.embedscope.state.coords));
+    checkEq(pageUmap, umap.coords.flat().map((v) => Math.fround(v)), 'the page draws the route\'s UMAP coordinates');
+    await page.reload();
+    await umapDrawn();
+    checkEq(await page.inputValue('#projection'), 'umap', 'reload: projection');
+
     await page.fill('#q', 'computer');
     await page.press('#q', 'Enter');
     await waitSearch(page);
+    await page.evaluate(() => {
+      document.querySelector('aside').scrollTop = 0;
+      document.activeElement.blur();
+    });
     await page.screenshot({ path: path.join(artifacts, 'web_page.png') });
     checkEq(problems, [], 'no page errors, console errors or CSP violations');
   } finally {

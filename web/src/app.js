@@ -215,6 +215,10 @@ async function loadProjection() {
   }
 }
 
+function idleStatus() {
+  if (state.coords) setStatus(`${state.rows.toLocaleString()} rows, ${state.projection.toUpperCase()}`);
+}
+
 async function drawScatter() {
   const sp = ensureScatter();
   const pts = normalise(state.coords, state.rows);
@@ -222,8 +226,9 @@ async function drawScatter() {
   await sp.draw(pts);
   timings.drawnMs = performance.now(); // since navigation start
   document.body.dataset.scatter = 'drawn';
+  document.body.dataset.projection = state.projection;
   for (const id of ['export-xy-csv', 'export-xy-json']) $(id).disabled = false;
-  setStatus(`${state.rows.toLocaleString()} rows, ${state.projection.toUpperCase()}`);
+  idleStatus();
   if (pendingSelection) {
     const ids = pendingSelection;
     pendingSelection = null;
@@ -348,8 +353,10 @@ async function search() {
         renderExplore(doc);
       }
     } else {
+      idleStatus();
       const query = /^\d+$/.test(q) ? `#${q}` : q;
       const doc = await request('/v1/explore', { method: 'POST', body: withModel({ query, k: 10 }) });
+      timings.searchFetchMs = performance.now() - t0;
       state.explore = doc;
       const own = renderExplore(doc);
       selectRows([...own, ...doc.neighbors.map((n) => n.id)]);
