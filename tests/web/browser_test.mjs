@@ -334,6 +334,14 @@ async function main() {
     checkEq(await page.evaluate(() => window.embedscope.state.selection), [boldId], 'regex search selects the matching rows');
     checkEq(await page.$$eval('#selection-list li .token', (s) => s.map((x) => x.textContent)), ['<b>bold</b>'], 'token shown as text');
     checkEq(await page.$$eval('#selection-list b, #neighbors b, #query-info b', (b) => b.length), 0, 'no element made from token text');
+    const imgWord = '<img/src=x/onerror=window.__pwned=1>';
+    await page.fill('#q', '/onerror/');
+    await page.press('#q', 'Enter');
+    await waitSearch(page);
+    checkEq(await page.evaluate(() => window.embedscope.state.selection), [fileWords.indexOf(imgWord)], 'regex search finds the markup token');
+    checkEq(await page.$$eval('#selection-list li .token', (s) => s.map((x) => x.textContent)), [imgWord], 'markup token shown as text');
+    checkEq(await page.$$eval('img', (i) => i.length), 0, 'no img element made from token text');
+    checkEq(await page.evaluate(() => window.__pwned), undefined, 'no handler ran');
 
     // 8. Analogy panel equals the CLI.
     await page.fill('#an-a', 'man');

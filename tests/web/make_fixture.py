@@ -30,7 +30,9 @@ man, royal, fem = rng.normal(size=dim), rng.normal(size=dim) * 2, rng.normal(siz
 for w, v in [("man", man), ("king", man + royal), ("woman", man + fem),
              ("queen", man + royal + fem)]:
     words.append((w, v + 0.05 * rng.normal(size=dim)))
+# reliability.md H7: tokens that are markup must show as text.
 words.append(("<b>bold</b>", rng.normal(size=dim) * 3))
+words.append(("<img/src=x/onerror=window.__pwned=1>", rng.normal(size=dim) * 3))
 words += [("filler%d" % i, rng.normal(size=dim) * 3) for i in range(400)]
 with open(sys.argv[1], "w") as f:
     f.write("%d %d\n" % (len(words), dim))
