@@ -786,6 +786,16 @@ struct ApiServer::Impl {
     post("/v1/similarity", &Impl::similarity);
     front.Get("/v1/vocab", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(res, [&] {
+        for (const auto& [name, value] : req.params)
+          if (name != "offset" && name != "limit" && name != "model")
+            throw HttpError{
+                400, "invalid_request_error", "invalid_field",
+                "unknown query parameter '" + name.substr(0, 80) + "' (offset, limit, model)"};
+        for (const char* p : {"offset", "limit", "model"})
+          if (req.get_param_value_count(p) > 1)
+            throw HttpError{400, "invalid_request_error", "invalid_field",
+                            std::string("query parameter '") + p + "': expected one value"};
+        if (req.has_param("model")) check_model(req.get_param_value("model"));
         size_t rows = h->table().n_rows();
         size_t offset = size_t(query_integer(req, "offset", 0, 0, int64_t(rows)));
         size_t limit = size_t(

@@ -114,14 +114,23 @@ TEST_F(WebRoutes, VocabOfAGpt2TableIsGpt2sTokensAsTheCliShowsThem) {
 
 TEST_F(WebRoutes, VocabRejectsBadParametersNamingThem) {
   Served s = serve(dir_->file("w.txt"));
-  for (const char* q : {"offset=-1", "offset=x", "offset=65", "offset=1e3",
-                        "offset=", "limit=99999999999999999999", "limit=1048577", "limit=0x10"}) {
+  for (const char* q :
+       {"offset=-1", "offset=x", "offset=65", "offset=1e3", "offset=", "limit=99999999999999999999",
+        "limit=1048577", "limit=0x10", "offset=1&offset=2", "limit=1&limit=2", "colour=red"}) {
     json e = get_json(s.port, std::string("/v1/vocab?") + q, 400);
     EXPECT_EQ(e["error"]["code"], "invalid_field") << q;
     std::string name = std::string(q).substr(0, std::string(q).find('='));
     EXPECT_NE(e["error"]["message"].get<std::string>().find("'" + name + "'"), std::string::npos)
         << e;
   }
+}
+
+TEST_F(WebRoutes, VocabNamesTheModelLikeTheOtherRoutes) {
+  std::string path = dir_->file("w.txt");
+  Served s = serve(path);
+  EXPECT_EQ(get_json(s.port, "/v1/vocab?limit=1&model=" + path, 200)["tokens"], json({"computer"}));
+  json e = get_json(s.port, "/v1/vocab?model=gpt2", 404);
+  EXPECT_EQ(e["error"]["code"], "model_not_found");
 }
 
 TEST_F(WebRoutes, PageHasAStrictContentSecurityPolicyAndRevalidates) {
