@@ -219,6 +219,27 @@ async function main() {
     const hiIds = await page.evaluate(() => window.embedscope.state.selection);
     checkEq([...hiIds].sort((a, b) => a - b), [0, ...expected.neighbors.map((n) => n.id)].sort((a, b) => a - b), 'neighbours highlighted in the scatter');
 
+    // Keyboard: on the focused scatter, arrows step through the highlighted rows and Enter
+    // explores the current one.
+    await page.focus('#scatter');
+    await page.keyboard.press('ArrowRight');
+    const firstSel = (await page.evaluate(() => window.embedscope.state.selection))[0];
+    checkEq(await page.textContent('#tooltip'), `${fileWords[firstSel]}  #${firstSel}`, 'arrow key shows the first selected row');
+    await page.keyboard.press('ArrowRight');
+    const secondSel = (await page.evaluate(() => window.embedscope.state.selection))[1];
+    checkEq(await page.textContent('#tooltip'), `${fileWords[secondSel]}  #${secondSel}`, 'arrow key steps to the next');
+    await page.evaluate(() => {
+      document.body.dataset.search = '';
+    });
+    await page.keyboard.press('Enter');
+    await waitSearch(page);
+    checkEq(await page.inputValue('#q'), `#${secondSel}`, 'Enter explores the current row');
+    checkEq(await page.evaluate(() => window.embedscope.state.explore.rows[0].ids), [secondSel], 'explored by id');
+    await page.fill('#q', 'computer');
+    await page.press('#q', 'Enter');
+    await waitSearch(page);
+    checkTable(await neighbourTable(page), 'after searching again');
+
     // 2. Export the neighbour list as CSV: equals the CLI's list.
     const nbCsv = await download(page, '#export-nb-csv');
     const nb = parseCsv(nbCsv.text);

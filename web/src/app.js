@@ -143,7 +143,33 @@ function ensureScatter() {
   scatter.subscribe('pointOut', () => {
     tip.hidden = true;
   });
-  scatter.subscribe('select', ({ points }) => showSelection(points));
+  // Keyboard: with the scatter focused, arrows step through the selected rows (the tooltip
+  // follows), Enter explores the current one.
+  let cursor = -1;
+  canvas.addEventListener('keydown', (e) => {
+    const sel = state.selection;
+    if ((e.key === 'ArrowRight' || e.key === 'ArrowDown' || e.key === 'ArrowLeft' || e.key === 'ArrowUp') && sel.length) {
+      e.preventDefault();
+      const step = e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : -1;
+      cursor = (cursor + step + sel.length) % sel.length;
+      const id = sel[cursor];
+      const p = scatter.getScreenPosition(id);
+      if (p) mouse = p;
+      scatter.hover(id, { showReticleOnce: true });
+      tip.textContent = `${tokenOf(id)}  #${id}`;
+      tip.style.left = `${mouse[0] + 12}px`;
+      tip.style.top = `${mouse[1] + 12}px`;
+      tip.hidden = false;
+    } else if (e.key === 'Enter' && cursor >= 0 && cursor < sel.length) {
+      e.preventDefault();
+      $('q').value = `#${sel[cursor]}`;
+      search();
+    }
+  });
+  scatter.subscribe('select', ({ points }) => {
+    cursor = -1;
+    showSelection(points);
+  });
   scatter.subscribe('deselect', () => showSelection([]));
   new ResizeObserver(() => {
     scatter.set({ width: canvas.clientWidth, height: canvas.clientHeight });
