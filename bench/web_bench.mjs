@@ -5,8 +5,8 @@
 //   node bench/web_bench.mjs [--model M] [--runs 5]
 //   (env: ES_SERVE=build/bin/embedscope-serve, ES_WEB_NODE_MODULES=~/.cache/embedscope/web/node_modules)
 //
-// Without --model it writes a 50,257 x 768 GPT-2-shaped table (numpy, seeded: GPT-2's tokenizer
-// labels its rows, as for GPT-2's own wte) into a temporary folder. Chromium is Debian's
+// Without --model it writes a 50,257 x 768 GPT-2-shaped table (numpy, seeded, as safetensors
+// tensor wte.weight: GPT-2's tokenizer labels its rows) into a temporary folder. Chromium is Debian's
 // (/usr/bin/chromium), WebGL through SwiftShader (no GPU): a desktop browser with a GPU draws
 // faster. Prints one JSON line with the medians and every run.
 import { execFileSync, spawn } from 'node:child_process';
@@ -25,15 +25,21 @@ const CHROMIUM = process.env.ES_CHROMIUM || '/usr/bin/chromium';
 const runs = Number(arg('runs', '5'));
 const { chromium } = createRequire(path.join(NM, 'x.js'))('playwright-core');
 
+const MAKE_TABLE = `
+import json, struct, sys, numpy as np
+W = np.random.default_rng(0).normal(0, 0.1, (50257, 768)).astype(np.float32)
+raw = W.tobytes()
+hdr = json.dumps({"wte.weight": {"dtype": "F32", "shape": list(W.shape), "data_offsets": [0, len(raw)]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + raw)
+`;
 let model = arg('model', '');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'es-webbench-'));
 if (!model) {
-  model = path.join(tmp, 'gpt2_shaped.npy');
-  execFileSync('/usr/bin/python3', [
-    '-c',
-    'import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).normal(0, 0.1, (50257, 768)).astype(np.float32))',
-    model,
-  ]);
+  // GPT-2's own layout (safetensors, tensor wte.weight): the handle gives it GPT-2's tokenizer
+  // and GPT-2's init (normal:0.02) for the random baseline.
+  model = path.join(tmp, 'gpt2_shaped.safetensors');
+  execFileSync('/usr/bin/python3', ['-c', MAKE_TABLE, model]);
 }
 
 function startServer() {
