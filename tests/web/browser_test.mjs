@@ -31,6 +31,12 @@ function fail(msg) {
   process.exit(1);
 }
 let checks = 0;
+let lastStep = Date.now();
+function step(name) {
+  const now = Date.now();
+  console.log(`  ${name}: ${now - lastStep} ms`);
+  lastStep = now;
+}
 function check(cond, msg) {
   if (!cond) throw new Error(`check failed: ${msg}`);
   checks++;
@@ -192,6 +198,7 @@ async function main() {
       });
     });
 
+    step('before step 1');
     // 1. Load, search "computer" by typing, compare with the CLI.
     await page.goto(`${base}/`);
     await waitDrawn(page);
@@ -240,6 +247,7 @@ async function main() {
     await waitSearch(page);
     checkTable(await neighbourTable(page), 'after searching again');
 
+    step('before step 2');
     // 2. Export the neighbour list as CSV: equals the CLI's list.
     const nbCsv = await download(page, '#export-nb-csv');
     const nb = parseCsv(nbCsv.text);
@@ -254,6 +262,7 @@ async function main() {
     const nbJson = JSON.parse((await download(page, '#export-nb-json')).text);
     checkEq(nbJson, expected, 'neighbour JSON export is the explore document');
 
+    step('before step 3');
     // 3. Coordinates CSV equals the projection route's floats; tokens are the file's words.
     const proj = await projectionFloats(base);
     checkEq(proj.rows, fileWords.length, 'projection rows');
@@ -270,6 +279,7 @@ async function main() {
     checkEq(xyJson.tokens, fileWords, 'coordinate JSON tokens');
     checkEq(xyJson.coords.flat(), Array.from(proj.xy), 'coordinate JSON coords');
 
+    step('before step 4');
     // 4. Click a point: the most isolated one on screen, so the click cannot hit another.
     const canvasBox = await page.locator('#scatter').boundingBox();
     const pick = await page.evaluate(() => {
@@ -304,6 +314,7 @@ async function main() {
     const url = new URL(page.url());
     checkEq([url.searchParams.get('q'), url.searchParams.get('sel')], ['computer', String(pick.id)], 'state in the URL');
 
+    step('before step 5');
     // 5. Reload from the URL: the same search and selection.
     await page.reload();
     await waitDrawn(page);
@@ -316,6 +327,7 @@ async function main() {
     checkTable(await neighbourTable(page), 'after reload');
     checkEq(await page.$$eval('#selection-list li', (lis) => lis.map((li) => li.dataset.id)), [String(pick.id)], 'reload: selection');
 
+    step('before step 6');
     // 6. Lasso (Shift+drag) a rectangle: exactly the points inside it are selected.
     const W = canvasBox.width;
     const H = canvasBox.height;
@@ -336,7 +348,7 @@ async function main() {
     await page.mouse.move(canvasBox.x + rect[0], canvasBox.y + rect[1]);
     await page.mouse.down();
     const corners = [[rect[2], rect[1]], [rect[2], rect[3]], [rect[0], rect[3]], [rect[0], rect[1]]];
-    for (const [x, y] of corners) await page.mouse.move(canvasBox.x + x, canvasBox.y + y, { steps: 8 });
+    for (const [x, y] of corners) await page.mouse.move(canvasBox.x + x, canvasBox.y + y, { steps: 2 });
     await page.mouse.up();
     await page.keyboard.up('Shift');
     await page.waitForFunction((n) => window.embedscope.state.selection.length >= n, inside.strict.length, { timeout: 5000 });
@@ -347,6 +359,7 @@ async function main() {
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => window.embedscope.state.selection.length === 0, null, { timeout: 5000 });
 
+    step('before step 7');
     // 7. A token that looks like HTML is text, never markup (H7): regex search selects it.
     await page.fill('#q', '/^<b>/');
     await page.press('#q', 'Enter');
@@ -364,6 +377,7 @@ async function main() {
     checkEq(await page.$$eval('img', (i) => i.length), 0, 'no img element made from token text');
     checkEq(await page.evaluate(() => window.__pwned), undefined, 'no handler ran');
 
+    step('before step 8');
     // 8. Analogy panel equals the CLI.
     await page.fill('#an-a', 'man');
     await page.fill('#an-b', 'king');
@@ -374,6 +388,7 @@ async function main() {
     checkEq(an, expectedAnalogy.neighbors.map((n) => `${n.token}  ${n.score.toFixed(4)}  #${n.id}`), 'analogy list');
     checkEq(expectedAnalogy.neighbors[0].token, 'queen', 'analogy answer (fixture planted)');
 
+    step('before step 9');
     // 9. Similarity panel equals numpy's cosines of the words' rows.
     await page.fill('#sim-source', 'computer');
     await page.fill('#sim-targets', 'computers\nbanana');
@@ -385,6 +400,7 @@ async function main() {
     );
     checkEq(sims, [`${cos[0].toFixed(4)}  computers`, `${cos[1].toFixed(4)}  banana`], 'similarity panel');
 
+    step('before step 10');
     // 10. Switch to UMAP (computed by the server, progress shown): drawn from the route's
     // floats, kept in the URL, restored by a reload.
     await page.focus('#projection');
@@ -404,6 +420,7 @@ async function main() {
     await page.fill('#q', 'computer');
     await page.press('#q', 'Enter');
     await waitSearch(page);
+    step('before screenshot');
     await page.evaluate(() => {
       document.querySelector('aside').scrollTop = 0;
       document.activeElement.blur();
