@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "api_server.h"
+#include "embedscope/core/thread_pool.h"
 #include "embedscope/formats/npy.h"
 #include "test_util.h"
 
@@ -35,6 +36,8 @@ _, _, Vt = np.linalg.svd(C, full_matrices=False)
 V = Vt[:2]
 V *= np.sign(V[np.arange(2), np.argmax(np.abs(V), axis=1)])[:, None]
 np.save(f"{out}/want.npy", (C @ V.T).astype(np.float32))
+S = (rng.normal(size=(1200, 8)) + np.repeat(rng.normal(size=(6, 8)) * 4, 200, axis=0))
+np.save(f"{out}/small.npy", S.astype(np.float32))
 )PY";
 
 class ProjectionRoute : public ::testing::Test {
@@ -50,10 +53,10 @@ class ProjectionRoute : public ::testing::Test {
   static test::TempDir* dir_;
 
  protected:
-  void start() {
+  void start(const std::string& table = "t.npy") {
     HandleOptions ho;
     ho.tokenizer = "none";
-    h_ = ModelHandle::open(dir_->file("t.npy"), ho);
+    h_ = ModelHandle::open(dir_->file(table), ho);
     ServerOptions o;
     o.port = 0;
     o.access_log = false;
@@ -159,6 +162,39 @@ TEST_F(ProjectionRoute, ThreeDimsAreTheirOwnProjection) {
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->get_header_value("X-Dims"), "3");
   EXPECT_EQ(r->body.size(), 20000u * 3 * sizeof(float));
+}
+
+TEST_F(ProjectionRoute, UmapRunsItsStagesThenEqualsTheCli) {
+  start("small.npy");
+  const std::string q = "method=umap&n_neighbors=5&seed=7";
+  auto first = get("/v1/projection?" + q);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 202) << first->body;
+  EXPECT_EQ(json::parse(first->body)["stage"], "knn");
+  auto t0 = std::chrono::steady_clock::now();
+  double last = 0;
+  json st;
+  for (st = status(q); st["state"] == "computing"; st = status(q)) {
+    std::string stage = st["stage"];
+    EXPECT_TRUE(stage == "knn" || stage == "fuzzy" || stage == "layout") << stage;
+    EXPECT_GE(st["progress"].get<double>(), last);  // the stages' weights keep it monotone
+    last = st["progress"].get<double>();
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(120));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(st["state"], "ready") << st.dump();
+  auto r = get("/v1/projection?" + q);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_EQ(r->body.size(), 1200u * 2 * sizeof(float));
+  // The CLI, computing afresh with the same seed and thread count, writes the same floats.
+  auto cli = test::run(test::shell_quote(test::cli_path()) + " project " + dir_->file("small.npy") +
+                       " --method umap --n-neighbors 5 --seed 7 --no-cache -q --threads " +
+                       std::to_string(process_threads()) + " -o " + dir_->file("u.npy"));
+  ASSERT_EQ(cli.rc, 0) << cli.err;
+  LoadedEmbeddings u = load_npy(dir_->file("u.npy"));
+  ASSERT_EQ(u.table.n_rows(), 1200u);
+  EXPECT_EQ(std::memcmp(u.table.f32(), r->body.data(), r->body.size()), 0);
 }
 
 TEST_F(ProjectionRoute, RejectsBadParametersNamingThem) {
