@@ -85,9 +85,9 @@ print(json.dumps([float(a @ rows[w] / np.linalg.norm(a) / np.linalg.norm(rows[w]
 `;
 
 // ---- the server ----
-function startServer() {
+function startServer(extra = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(SERVE, ['--model', model, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(SERVE, ['--model', model, '--port', '0', '--threads', '2', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     const timer = setTimeout(() => reject(new Error(`embedscope-serve did not start:\n${log}`)), 20000);
     p.stderr.on('data', (d) => {
@@ -427,6 +427,24 @@ async function main() {
     });
     await page.screenshot({ path: path.join(artifacts, 'web_page.png') });
     checkEq(problems, [], 'no page errors, console errors or CSP violations');
+
+    // 11. A server with --api-key: the page loads without the key, asks for it, then works.
+    step('before step 11');
+    const keyed = await startServer(['--api-key', 'sekrit-key']);
+    try {
+      const kp = await ctx.newPage();
+      await kp.goto(`${keyed.url}/?q=computer`);
+      await kp.waitForFunction(() => !document.getElementById('auth').hidden, null, { timeout: 10000 });
+      await kp.fill('#api-key', 'sekrit-key');
+      await kp.press('#api-key', 'Enter');
+      await waitDrawn(kp);
+      await waitSearch(kp);
+      checkEq(await kp.evaluate(() => [document.body.dataset.scatter, window.embedscope.state.rows]), ['drawn', fileWords.length], 'keyed server: scatter drawn after the key');
+      checkTable(await neighbourTable(kp), 'keyed server');
+      checkEq(await kp.evaluate(() => document.getElementById('auth').hidden), true, 'key form hidden again');
+    } finally {
+      keyed.proc.kill('SIGTERM');
+    }
   } finally {
     await browser.close();
     server.proc.kill('SIGTERM');
