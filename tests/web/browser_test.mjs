@@ -87,7 +87,11 @@ print(json.dumps([float(a @ rows[w] / np.linalg.norm(a) / np.linalg.norm(rows[w]
 // ---- the server ----
 function startServer(extra = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(SERVE, ['--model', model, '--port', '0', '--threads', '2', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Its own EMBEDSCOPE_HOME: the projection's disk cache goes to the test's folder, not the user's.
+    const p = spawn(SERVE, ['--model', model, '--port', '0', '--threads', '2', ...extra], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, EMBEDSCOPE_HOME: path.join(tmp, 'home') },
+    });
     let log = '';
     const timer = setTimeout(() => reject(new Error(`embedscope-serve did not start:\n${log}`)), 20000);
     p.stderr.on('data', (d) => {
@@ -450,10 +454,11 @@ async function main() {
     server.proc.kill('SIGTERM');
   }
   console.log(`web_browser: ${checks} checks passed; screenshot ${path.join(artifacts, 'web_page.png')}`);
-  fs.rmSync(tmp, { recursive: true, force: true });
 }
 
-main().catch((e) => {
-  console.error(`FAIL: ${e.stack || e.message}`);
-  process.exit(1);
-});
+main()
+  .catch((e) => {
+    console.error(`FAIL: ${e.stack || e.message}`);
+    process.exitCode = 1;
+  })
+  .finally(() => fs.rmSync(tmp, { recursive: true, force: true }));
