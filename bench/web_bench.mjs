@@ -44,7 +44,16 @@ if (!model) {
 
 function startServer() {
   return new Promise((resolve, reject) => {
-    const p = spawn(SERVE, ['--model', model, '--port', '0', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // A home of its own (projection cache files stay out of the user's cache) that sees the
+    // user's npm data (GPT-2's vocabulary).
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    const userHome = process.env.EMBEDSCOPE_HOME || path.join(os.homedir(), '.cache/embedscope');
+    fs.symlinkSync(path.join(userHome, 'npm'), path.join(home, 'npm'));
+    const p = spawn(SERVE, ['--model', model, '--port', '0', '--quiet'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, EMBEDSCOPE_HOME: home },
+    });
     let log = '';
     p.stderr.on('data', (d) => {
       log += d;
