@@ -8,6 +8,7 @@
 #include <string>
 
 #include "embedscope/analysis/projection.h"
+#include "embedscope/core/blas.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/search/searcher.h"
@@ -150,7 +151,7 @@ std::pair<double, double> umap_ab_params(double spread, double min_dist) {
   return {a, b};
 }
 
-KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& o) {
+KnnGraph umap_knn_by_searcher(const EmbeddingTable& table, const UmapOptions& o) {
   check_options(table, o);
   const size_t n = table.n_rows(), d = table.dim(), k = o.n_neighbors;
   KnnGraph g;
@@ -191,6 +192,159 @@ KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& o) {
     exclude.resize(block);
     progress.report(double(b0 + rows), b0 + rows == n);
   }
+  return g;
+}
+
+namespace {
+
+// One row's best candidates, sorted by score descending then id ascending; at most `cap`.
+struct TopList {
+  static bool before(float sa, int32_t ia, float sb, int32_t ib) {
+    return sa > sb || (sa == sb && ia < ib);
+  }
+  // Inserts into the sorted run [s, s + size) of capacity cap; returns the new size.
+  static size_t insert(float* s, int32_t* id, size_t size, size_t cap, float score, int32_t j) {
+    if (size == cap && !before(score, j, s[size - 1], id[size - 1])) return size;
+    size_t at = size == cap ? cap - 1 : size;
+    while (at > 0 && before(score, j, s[at - 1], id[at - 1])) {
+      s[at] = s[at - 1];
+      id[at] = id[at - 1];
+      --at;
+    }
+    s[at] = score;
+    id[at] = j;
+    return size == cap ? size : size + 1;
+  }
+};
+
+}  // namespace
+
+KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& o) {
+  check_options(table, o);
+  const size_t n = table.n_rows(), d = table.dim(), k = o.n_neighbors, kk = k - 1;
+  // Rows as float32: unit rows for cosine (a zero row gets no neighbours and is nobody's), raw
+  // rows and their squared norms for Euclidean distance.
+  std::vector<float> x(n * d), sq(n, 0.0f);
+  std::vector<uint8_t> usable(n, 1);
+  ThreadPool pool(o.n_threads);
+  pool.parallel_for(n, [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) {
+      float* r = x.data() + i * d;
+      table.row_f32(i, r);
+      double ss = 0;
+      for (size_t c = 0; c < d; ++c) {
+        if (!std::isfinite(r[c]))
+          throw Error(ErrorCode::kInvalidArgument,
+                      "umap: row " + std::to_string(i) + " column " + std::to_string(c) +
+                          " holds " + std::to_string(r[c]) + ": every value must be finite");
+        ss += double(r[c]) * r[c];
+      }
+      sq[i] = float(ss);
+      if (!o.euclidean) {
+        if (ss == 0) {
+          usable[i] = 0;
+          continue;
+        }
+        float inv = float(1.0 / std::sqrt(ss));
+        for (size_t c = 0; c < d; ++c) r[c] *= inv;
+      }
+    }
+  });
+
+  // Every unordered pair of row blocks once: S = X_I X_J^T by sgemm, each score offered to both
+  // rows' lists (the similarity is symmetric: half the multiplications of a query-by-query
+  // search). Each thread keeps its own lists for every row; a pair of rows is scored by exactly
+  // one thread, so merging the lists by (score, id) gives the same graph for any thread count.
+  const size_t block = 512, nb = (n + block - 1) / block, n_pairs = nb * (nb + 1) / 2;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  pairs.reserve(n_pairs);
+  for (size_t bi = 0; bi < nb; ++bi)
+    for (size_t bj = bi; bj < nb; ++bj) pairs.emplace_back(uint32_t(bi), uint32_t(bj));
+  const size_t n_threads = pool.size();
+  std::vector<std::vector<float>> top_s(n_threads);
+  std::vector<std::vector<int32_t>> top_id(n_threads);
+  std::vector<std::vector<uint8_t>> top_n(n_threads);
+  std::atomic<size_t> pairs_done{0};
+  StageProgress progress(o.progress, "knn", double(n_pairs), "block pairs");
+  blas::set_num_threads(1);
+  pool.parallel_for(n_pairs, [&](size_t begin, size_t end, size_t t) {
+    std::vector<float>& ts = top_s[t];
+    std::vector<int32_t>& ti = top_id[t];
+    std::vector<uint8_t>& tn = top_n[t];
+    ts.assign(n * kk, 0.0f);
+    ti.assign(n * kk, -1);
+    tn.assign(n, 0);
+    std::vector<float> sim(block * block);
+    auto offer = [&](size_t row, float score, size_t j) {
+      tn[row] = uint8_t(TopList::insert(ts.data() + row * kk, ti.data() + row * kk, tn[row], kk,
+                                        score, int32_t(j)));
+    };
+    for (size_t p = begin; p < end; ++p) {
+      const size_t i0 = size_t(pairs[p].first) * block, j0 = size_t(pairs[p].second) * block;
+      const size_t ni = std::min(block, n - i0), nj = std::min(block, n - j0);
+      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(ni), int(nj), int(d), 1.0f,
+                  x.data() + i0 * d, int(d), x.data() + j0 * d, int(d), 0.0f, sim.data(),
+                  int(block));
+      for (size_t a = 0; a < ni; ++a) {
+        const size_t i = i0 + a;
+        if (!usable[i]) continue;
+        const float* srow = sim.data() + a * block;
+        for (size_t b = (i0 == j0 ? a + 1 : 0); b < nj; ++b) {
+          const size_t j = j0 + b;
+          if (!usable[j]) continue;
+          // cosine: the dot of unit rows; Euclidean: minus the squared distance
+          float score = o.euclidean ? 2.0f * srow[b] - sq[i] - sq[j] : srow[b];
+          offer(i, score, j);
+          offer(j, score, i);
+        }
+      }
+      size_t done = pairs_done.fetch_add(1) + 1;
+      if (t == 0) progress.report(double(done));
+    }
+  });
+  progress.report(double(n_pairs), true);
+
+  // Merge the threads' lists; then exact distances (double) for the chosen neighbours, re-sorted.
+  KnnGraph g;
+  g.n_rows = n;
+  g.k = k;
+  g.ids.assign(n * k, -1);
+  g.dists.assign(n * k, 0.0f);
+  pool.parallel_for(n, [&](size_t begin, size_t end, size_t) {
+    std::vector<float> ms(kk);
+    std::vector<int32_t> mi(kk);
+    std::vector<std::pair<double, int32_t>> exact;
+    std::vector<float> ri(d), rj(d);
+    for (size_t i = begin; i < end; ++i) {
+      size_t m = 0;
+      for (size_t t = 0; t < n_threads; ++t) {
+        if (top_n[t].empty()) continue;
+        for (size_t e = 0; e < top_n[t][i]; ++e)
+          m = TopList::insert(ms.data(), mi.data(), m, kk, top_s[t][i * kk + e],
+                              top_id[t][i * kk + e]);
+      }
+      g.ids[i * k] = int32_t(i);
+      exact.clear();
+      table.row_f32(i, ri.data());
+      for (size_t e = 0; e < m; ++e) {
+        table.row_f32(size_t(mi[e]), rj.data());
+        double dot = 0, nj = 0, diff = 0;
+        for (size_t c = 0; c < d; ++c) {
+          dot += double(ri[c]) * rj[c];
+          nj += double(rj[c]) * rj[c];
+          diff += (double(ri[c]) - rj[c]) * (double(ri[c]) - rj[c]);
+        }
+        double dist = o.euclidean ? std::sqrt(diff)
+                                  : std::max(0.0, 1.0 - dot / std::sqrt(double(sq[i]) * nj));
+        exact.emplace_back(dist, mi[e]);
+      }
+      std::sort(exact.begin(), exact.end());
+      for (size_t e = 0; e < exact.size(); ++e) {
+        g.ids[i * k + e + 1] = exact[e].second;
+        g.dists[i * k + e + 1] = float(exact[e].first);
+      }
+    }
+  });
   return g;
 }
 

@@ -46,11 +46,22 @@ class ProjectionRoute : public ::testing::Test {
     dir_ = new test::TempDir();
     auto r = test::run_python(kMake, {dir_->path()});
     ASSERT_EQ(r.rc, 0) << r.err;
-    // The disk cache goes under the embedscope home: a fresh one for this suite.
+    // The disk cache goes under the embedscope home: a fresh one for this suite, the user's
+    // restored afterwards (the other suites of this binary find GPT-2's vocabulary there).
+    if (const char* h = std::getenv("EMBEDSCOPE_HOME")) saved_home_ = new std::string(h);
     ::setenv("EMBEDSCOPE_HOME", dir_->file("home").c_str(), 1);
   }
-  static void TearDownTestSuite() { delete dir_; }
+  static void TearDownTestSuite() {
+    if (saved_home_)
+      ::setenv("EMBEDSCOPE_HOME", saved_home_->c_str(), 1);
+    else
+      ::unsetenv("EMBEDSCOPE_HOME");
+    delete saved_home_;
+    saved_home_ = nullptr;
+    delete dir_;
+  }
   static test::TempDir* dir_;
+  static std::string* saved_home_;
 
  protected:
   void start(const std::string& table = "t.npy") {
@@ -82,6 +93,7 @@ class ProjectionRoute : public ::testing::Test {
   int port_ = 0;
 };
 test::TempDir* ProjectionRoute::dir_ = nullptr;
+std::string* ProjectionRoute::saved_home_ = nullptr;
 
 TEST_F(ProjectionRoute, ComputesInTheBackgroundThenAnswersNumpysPca) {
   start();

@@ -72,8 +72,11 @@ Projection pca(const EmbeddingTable& table, const PcaOptions& options);
 //
 // umap() runs three stages, each reported through `progress` (what = "knn", "fuzzy", "layout"):
 //   1. knn: the exact n_neighbors nearest rows of every row (the row itself first, at distance
-//      0), by our Searcher's batched sgemm search (search/searcher.h): cosine distance 1 - cos
-//      by default, or Euclidean. Zero rows under cosine have no neighbours (they stay isolated).
+//      0): cosine distance 1 - cos by default, or Euclidean. Every unordered pair of 512-row
+//      blocks is multiplied once by OpenBLAS sgemm and each similarity offered to both rows'
+//      top-k lists (half the work of one query per row); the chosen neighbours' distances are
+//      then recomputed in double and re-sorted. Independent of the thread count. Zero rows under
+//      cosine have no neighbours (they stay isolated); a non-finite value is an error.
 //   2. fuzzy: umap-learn's fuzzy simplicial set: per row, rho = the nearest non-zero distance and
 //      sigma by binary search so that sum_j exp(-(d_j - rho) / sigma) = log2(k) (smooth_knn_dist,
 //      64 steps, tolerance 1e-5, sigma >= 1e-3 x the mean distance); memberships
@@ -126,6 +129,9 @@ struct KnnGraph {
   std::vector<float> dists;
 };
 KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& options);
+// The same graph by the Searcher's batched search, one row's query at a time: umap_knn()'s slow
+// twin (twice the multiplications), kept for the test that compares them.
+KnnGraph umap_knn_by_searcher(const EmbeddingTable& table, const UmapOptions& options);
 
 // A symmetric sparse matrix in CSR form: row i's entries are [row_start[i], row_start[i + 1]),
 // columns ascending.
