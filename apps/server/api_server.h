@@ -1,8 +1,9 @@
 // ApiServer: the routes of `embedscope serve` over one or more shared ModelHandles (see
-// docs/http_api.md): GET /health, /metrics, /v1/info, /v1/models, /v1/stats; POST /v1/neighbors,
+// docs/http_api.md): GET /health, /metrics, /v1/info, /v1/models, /v1/stats, /v1/vocab,
+// /v1/projection (and /v1/projection/status, projection_route.h); POST /v1/neighbors,
 // /v1/explore, /v1/analogy, /v1/tokenize, /v1/decode, /v1/embeddings, /v1/similarity,
-// /v1/compare. A request picks a model by name (`model` in the body, `?model=` on GET routes);
-// the first model answers requests that name none.
+// /v1/compare; the web page at / (web_routes.h). A request picks a model by name (`model` in
+// the body, `?model=` on GET routes); the first model answers requests that name none.
 //
 // Every route parses its JSON body (after checking Content-Type and nesting depth by a byte
 // scan, before nlohmann parses it), calls one library function (api/), and answers the

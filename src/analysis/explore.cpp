@@ -220,7 +220,30 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
     }
     return d;
   };
-  if (tok_) {
+  // "#N": row N itself (the page's search by id, as neighbors' "#N"); labelled as the word its
+  // token spells (word-start marker removed).
+  std::string label_word = word;
+  bool by_id =
+      word.size() > 1 && word.size() <= 11 && word[0] == '#' &&
+      std::all_of(word.begin() + 1, word.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (by_id) {
+    uint64_t id = std::stoull(word.substr(1));
+    if (id >= table.n_rows())
+      throw Error(ErrorCode::kOutOfRange, model_.path + ": row " + word +
+                                              " is beyond the table's " +
+                                              std::to_string(table.n_rows()) + " rows");
+    std::string raw = size_t(id) < vocab.size() ? std::string(vocab.token(TokenId(id)))
+                      : tok_                    ? tok_->token_bytes(TokenId(id))
+                                                : std::string();
+    for (const char* m : kMarkers)
+      if (raw.starts_with(m)) {
+        raw.erase(0, std::string_view(m).size());
+        break;
+      }
+    if (!raw.empty()) label_word = raw;
+    r.rows.push_back({word, {TokenId(id)}, display_ids({TokenId(id)})});
+    r.query_variant = 0;
+  } else if (tok_) {
     auto vars = word_variants(*tok_, word);
     for (auto& v : vars) r.rows.push_back({v.text, v.ids, display_ids(v.ids)});
     r.query_variant = default_variant(vars);
@@ -271,7 +294,7 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
     table.row_f32(size_t(id), row.data());
     for (size_t j = 0; j < row.size(); ++j) q[j] += row[j] / float(qr.ids.size());
   }
-  PreparedQuery pq = lab_.prepare(word);
+  PreparedQuery pq = lab_.prepare(label_word);
   std::vector<float> scores = searcher_->score_all(q, Metric::kCosine);
   r.neighbors = top_k(scores, qr.ids, pq, &r.scores, k);
   r.n_candidates = r.scores.n;

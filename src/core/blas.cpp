@@ -22,6 +22,10 @@ using SsyrkFn = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, int, int, flo
 // (gfortran ABI), passed here as 1 so the callee never reads stack slots we did not push.
 using SsyevdFn = void (*)(const char*, const char*, const int*, float*, const int*, float*, float*,
                           const int*, int*, const int*, int*, size_t, size_t);
+using DsyevrFn = void (*)(const char*, const char*, const char*, const int*, double*, const int*,
+                          const double*, const double*, const int*, const int*, const double*, int*,
+                          double*, double*, const int*, int*, double*, const int*, int*, const int*,
+                          int*, size_t, size_t, size_t);
 using SgesvdFn = void (*)(const char*, const char*, const int*, const int*, float*, const int*,
                           float*, float*, const int*, float*, const int*, float*, const int*, int*,
                           size_t, size_t);
@@ -32,6 +36,7 @@ struct Api {
   SsyrkFn ssyrk = nullptr;
   SsyevdFn ssyevd = nullptr;
   SgesvdFn sgesvd = nullptr;
+  DsyevrFn dsyevr = nullptr;
   ThreadsFn set_threads = nullptr;
   std::string error;  // non-empty when opening failed
 };
@@ -63,6 +68,7 @@ Api open_api() {
   api.ssyrk = reinterpret_cast<SsyrkFn>(sym("cblas_ssyrk"));
   api.ssyevd = reinterpret_cast<SsyevdFn>(sym("ssyevd_"));
   api.sgesvd = reinterpret_cast<SgesvdFn>(sym("sgesvd_"));
+  api.dsyevr = reinterpret_cast<DsyevrFn>(sym("dsyevr_"));
   api.set_threads = reinterpret_cast<ThreadsFn>(sym("openblas_set_num_threads"));
   return api;  // the handle stays open for the life of the process, as a linked library would
 }
@@ -104,6 +110,15 @@ int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, flo
            float* vt, int ldvt, float* work, int lwork) {
   int info = 0;
   api().sgesvd(&jobu, &jobvt, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, &info, 1, 1);
+  return info;
+}
+
+int dsyevr(char jobz, char range, char uplo, int n, double* a, int lda, double vl, double vu,
+           int il, int iu, double abstol, int* m, double* w, double* z, int ldz, int* isuppz,
+           double* work, int lwork, int* iwork, int liwork) {
+  int info = 0;
+  api().dsyevr(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, m, w, z, &ldz,
+               isuppz, work, &lwork, iwork, &liwork, &info, 1, 1, 1);
   return info;
 }
 

@@ -96,3 +96,25 @@ TEST(CliExplore, HelpHasAnExample) {
 }
 
 }  // namespace
+
+TEST(CliExplore, HashIdExploresThatRowLabelledAsItsWord) {
+  TempDir d;
+  make_model(d);
+  auto by_word = run(shell_quote(cli_path()) + " explore computer --model " + d.file("vec.txt") +
+                     " -k 4 --json");
+  auto by_id =
+      run(shell_quote(cli_path()) + " explore '#0' --model " + d.file("vec.txt") + " -k 4 --json");
+  ASSERT_EQ(by_word.rc, 0) << by_word.err;
+  ASSERT_EQ(by_id.rc, 0) << by_id.err;
+  auto w = json::parse(by_word.out), i = json::parse(by_id.out);
+  EXPECT_EQ(i["query"], "#0");
+  EXPECT_EQ(i["rows"].size(), 1u);
+  EXPECT_EQ(i["rows"][0]["ids"], json({0}));
+  EXPECT_EQ(i["neighbors"], w["neighbors"]);  // row 0 is "computer": same list, same labels
+  EXPECT_EQ(i["neighbors"][0]["label"], "variant");
+  auto beyond =
+      run(shell_quote(cli_path()) + " explore '#36' --model " + d.file("vec.txt") + " -k 4");
+  EXPECT_NE(beyond.rc, 0);
+  EXPECT_NE(beyond.err.find("row #36 is beyond the table's 36 rows"), std::string::npos)
+      << beyond.err;
+}

@@ -6,7 +6,8 @@
 // forms when the vocabulary uses those markers) are looked up in the vocabulary. The query
 // vector is the default variant's row (the space-prefixed single token when there is one);
 // when no variant is a single token it is the mean of the rows of the default variant's
-// tokens (composed, reported in ExploreResult::composed).
+// tokens (composed, reported in ExploreResult::composed). "#N" queries row N itself, labelled
+// as the word its token spells (Error(kOutOfRange) beyond the table's rows).
 //
 // Candidates. Rows [0, Model::n_search_rows) that are whole words: letters only (plus inner
 // ' - . _), not special, and, in a vocabulary that marks word starts (GPT-2 " x" / "Ġx",

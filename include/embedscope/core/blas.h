@@ -32,6 +32,14 @@ void ssyrk(CBLAS_ORDER order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, int n, int
 int ssyevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
            int* iwork, int liwork);
 
+// Selected eigenpairs of a symmetric double matrix, LAPACK dsyevr (column-major; the MRRR
+// algorithm). range 'I' with il..iu (1-based, ascending order) picks those eigenvalues; `m`
+// receives how many were found, z (ldz x m) their eigenvectors, isuppz 2 * max(1, m) ints.
+// Returns LAPACK's info; a workspace query (lwork = liwork = -1) works as in LAPACK.
+int dsyevr(char jobz, char range, char uplo, int n, double* a, int lda, double vl, double vu,
+           int il, int iu, double abstol, int* m, double* w, double* z, int ldz, int* isuppz,
+           double* work, int lwork, int* iwork, int liwork);
+
 // Singular value decomposition of a general matrix, LAPACK sgesvd (column-major). Returns info.
 int sgesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu,
            float* vt, int ldvt, float* work, int lwork);
