@@ -576,7 +576,8 @@ class KeyedVectors:
     def evaluate_word_analogies(self, analogies, restrict_vocab=300000, case_insensitive=True,
                                 dummy4unknown=False):
         """Accuracy on a questions-words file, gensim's semantics: (score, sections). Each section
-        is {"section", "correct", "incorrect"} with counts (gensim lists the questions).
+        is {"section", "correct", "incorrect"}, the latter two lists of (a, b, c, expected)
+        tuples (upper-cased when case_insensitive), as gensim's; the last is "Total accuracy".
 
         >>> score, sections = kv.evaluate_word_analogies("questions-words.txt")
         """

@@ -66,8 +66,16 @@ void bind_analysis(PyModelClass& cls) {
              for (auto& sec : r.sections) {
                py::dict d;
                d["section"] = sec.name;
-               d["correct"] = sec.correct;
-               d["incorrect"] = sec.incorrect;
+               // gensim's lists of (a, b, c, expected) questions.
+               auto questions = [](const std::vector<std::array<std::string, 4>>& qs) {
+                 py::list out;
+                 for (const auto& q : qs)
+                   out.append(py::make_tuple(bytes_to_str(q[0]), bytes_to_str(q[1]),
+                                             bytes_to_str(q[2]), bytes_to_str(q[3])));
+                 return out;
+               };
+               d["correct"] = questions(sec.correct_questions);
+               d["incorrect"] = questions(sec.incorrect_questions);
                sections.append(d);
              }
              py::dict d;

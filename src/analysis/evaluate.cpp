@@ -267,7 +267,7 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
         name.erase(name.begin());  // lstrip(': ')
       while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
         name.pop_back();
-      section = AnalogySection{name, 0, 0};
+      section = AnalogySection{name, 0, 0, {}, {}};
       continue;
     }
     if (!section)
@@ -282,7 +282,10 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
          c = rows.find(w[2], &res.n_composed), e = rows.find(w[3], &res.n_composed);
     if (!a || !b || !c || !e) {
       ++res.n_oov;
-      if (o.dummy4unknown) ++section->incorrect;
+      if (o.dummy4unknown) {
+        ++section->incorrect;
+        section->incorrect_questions.push_back({w[0], w[1], w[2], w[3]});
+      }
       continue;
     }
     std::vector<Term> terms = {{*b, 1.0f}, {*c, 1.0f}, {*a, -1.0f}};
@@ -297,10 +300,13 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
       have = true;
       if (predicted != w[0] && predicted != w[1] && predicted != w[2]) break;
     }
-    if (have && predicted == w[3])
+    if (have && predicted == w[3]) {
       ++section->correct;
-    else
+      section->correct_questions.push_back({w[0], w[1], w[2], w[3]});
+    } else {
       ++section->incorrect;
+      section->incorrect_questions.push_back({w[0], w[1], w[2], w[3]});
+    }
   }
   if (section) res.sections.push_back(*section);
   if (res.n_questions == 0)
@@ -311,10 +317,15 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
     throw Error(ErrorCode::kInvalidArgument,
                 path + ": every question (" + std::to_string(res.n_questions) +
                     ") has a word out of the model's vocabulary; nothing was evaluated");
-  AnalogySection total{"Total accuracy", 0, 0};
+  AnalogySection total{"Total accuracy", 0, 0, {}, {}};
   for (auto& sec : res.sections) {
     total.correct += sec.correct;
     total.incorrect += sec.incorrect;
+    total.correct_questions.insert(total.correct_questions.end(), sec.correct_questions.begin(),
+                                   sec.correct_questions.end());
+    total.incorrect_questions.insert(total.incorrect_questions.end(),
+                                     sec.incorrect_questions.begin(),
+                                     sec.incorrect_questions.end());
   }
   res.sections.push_back(total);
   res.score = total.correct + total.incorrect

@@ -29,6 +29,7 @@
 //   a.score;  a.sections[0].name;  // "capital-common-countries"
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct EvalOptions {
 struct AnalogySection {
   std::string name;
   size_t correct = 0, incorrect = 0;
+  // The questions themselves (a, b, c, expected; upper-cased when case_insensitive), as gensim
+  // lists them; "Total accuracy" holds every section's, in order.
+  std::vector<std::array<std::string, 4>> correct_questions, incorrect_questions;
 };
 
 struct AnalogyResult {
