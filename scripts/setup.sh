@@ -20,7 +20,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
-  libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev
+  libpcre2-dev libicu-dev libcpp-httplib-dev pybind11-dev python3-dev
   python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
