@@ -159,7 +159,7 @@ class HfTokenizer final : public Tokenizer {
     json j;
     try {
       j = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
       throw Error(ErrorCode::kCorrupt, name + ": not valid JSON: " + e.what());
     }
     if (!j.is_object()) ctx_.corrupt("(root)", "is not an object");
@@ -337,7 +337,11 @@ class HfTokenizer final : public Tokenizer {
 
 std::unique_ptr<Tokenizer> load_tokenizer_json_text(std::string_view json,
                                                     const std::string& name) {
-  return std::make_unique<hf::HfTokenizer>(json, name);
+  try {
+    return std::make_unique<hf::HfTokenizer>(json, name);
+  } catch (const nlohmann::json::exception& e) {  // every access is checked; this is a backstop
+    throw Error(ErrorCode::kCorrupt, name + ": " + e.what());
+  }
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
