@@ -99,29 +99,32 @@ class Bpe final : public Model {
                                     " entries, more than the limit " + std::to_string(kMaxMerges));
     pairs_.reserve(merges.size());
     size_t prefix_len = prefix_ ? prefix_->size() : 0;
-    std::string a, b;
+    std::string merged;
     for (size_t i = 0; i < merges.size(); ++i) {
       const json& m = merges[i];
-      const std::string where = "model.merges[" + std::to_string(i) + "]";
+      auto where = [&] { return "model.merges[" + std::to_string(i) + "]"; };
+      std::string_view a, b;
       if (m.is_string()) {
-        const std::string& s = m.get_ref<const std::string&>();
+        std::string_view s = m.get_ref<const std::string&>();
         size_t sp = s.find(' ');
         if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-          c.corrupt(where, json(s).dump() + " is not two tokens separated by one space");
+          c.corrupt(where(), json(s).dump() + " is not two tokens separated by one space");
         a = s.substr(0, sp), b = s.substr(sp + 1);
       } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-        a = m[0].get<std::string>(), b = m[1].get<std::string>();
+        a = m[0].get_ref<const std::string&>(), b = m[1].get_ref<const std::string&>();
       } else {
-        c.corrupt(where, m.dump().substr(0, 100) + " is neither \"a b\" nor [\"a\", \"b\"]");
+        c.corrupt(where(), m.dump().substr(0, 100) + " is neither \"a b\" nor [\"a\", \"b\"]");
       }
       auto ia = find(vocab_, a), ib = find(vocab_, b);
-      if (!ia) c.corrupt(where, "left part " + json(a).dump() + " is not in model.vocab");
-      if (!ib) c.corrupt(where, "right part " + json(b).dump() + " is not in model.vocab");
+      if (!ia) c.corrupt(where(), "left part " + json(a).dump() + " is not in model.vocab");
+      if (!ib) c.corrupt(where(), "right part " + json(b).dump() + " is not in model.vocab");
       if (b.size() < prefix_len)
-        c.corrupt(where, "right part " + json(b).dump() + " is shorter than the continuing prefix");
-      std::string merged = a + b.substr(prefix_len);
+        c.corrupt(where(),
+                  "right part " + json(b).dump() + " is shorter than the continuing prefix");
+      merged.assign(a);
+      merged.append(b.substr(prefix_len));
       auto in = find(vocab_, merged);
-      if (!in) c.corrupt(where, "result " + json(merged).dump() + " is not in model.vocab");
+      if (!in) c.corrupt(where(), "result " + json(merged).dump() + " is not in model.vocab");
       // A repeated pair takes its last rank, as HF's map insertion does.
       pairs_[key(*ia, *ib)] = {uint32_t(i), *in};
     }

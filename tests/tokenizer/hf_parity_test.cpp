@@ -133,11 +133,12 @@ struct Report {
 };
 
 // Compares ours with the reference on each line of `in` (JSON strings).
+// ids_only: the reference gives ids and decode only (no post-processed ids, no offsets).
 Report compare(const Tokenizer& tok, const std::string& tok_json, const std::string& in,
-               const std::string& label, bool lossless) {
+               const std::string& label, bool lossless, bool ids_only = false) {
   test::TempDir d;
   std::string out = d.file("ref.jsonl");
-  node("encode " + test::shell_quote(tok_json) + " " + in + " " + out);
+  node("encode " + test::shell_quote(tok_json) + " " + in + " " + out + (ids_only ? " ids" : ""));
   std::vector<std::string> lines = read_jsonl_strings(in);
   std::ifstream ref(out);
   Report r;
@@ -159,18 +160,20 @@ Report compare(const Tokenizer& tok, const std::string& tok_json, const std::str
       }
       continue;
     }
-    auto want_s = j["s"].get<std::vector<TokenId>>();
-    if (tok.encode_ids(s, {.add_special_tokens = true}) != want_s && ++r.special <= 3)
-      ADD_FAILURE() << label << " ids with special tokens differ on " << json(s).dump();
-    std::vector<size_t> ci = char_index(s);
-    std::vector<std::array<size_t, 2>> ours_o;
-    for (TokenSpan o : e.offsets) ours_o.push_back({ci[o.begin], ci[o.end]});
-    auto want_o = j["o"].get<std::vector<std::array<size_t, 2>>>();
-    if (!normalization_free(s))
-      ++r.offsets_skipped;
-    else if (ours_o != want_o && ++r.offsets <= 3)
-      ADD_FAILURE() << label << " offsets differ on " << json(s).dump() << "\n ours "
-                    << json(ours_o) << "\n  ref " << json(want_o);
+    if (!ids_only) {
+      auto want_s = j["s"].get<std::vector<TokenId>>();
+      if (tok.encode_ids(s, {.add_special_tokens = true}) != want_s && ++r.special <= 3)
+        ADD_FAILURE() << label << " ids with special tokens differ on " << json(s).dump();
+      std::vector<size_t> ci = char_index(s);
+      std::vector<std::array<size_t, 2>> ours_o;
+      for (TokenSpan o : e.offsets) ours_o.push_back({ci[o.begin], ci[o.end]});
+      auto want_o = j["o"].get<std::vector<std::array<size_t, 2>>>();
+      if (!normalization_free(s))
+        ++r.offsets_skipped;
+      else if (ours_o != want_o && ++r.offsets <= 3)
+        ADD_FAILURE() << label << " offsets differ on " << json(s).dump() << "\n ours "
+                      << json(ours_o) << "\n  ref " << json(want_o);
+    }
     std::string dec = tok.decode(e.ids);
     if (dec != j["d"].get<std::string>() && ++r.decode <= 3)
       ADD_FAILURE() << label << " decode differs on " << json(s).dump() << "\n ours " << json(dec)
@@ -197,12 +200,14 @@ TEST_P(HfParity, BrownRandomAndSpecialTokenCasesMatchHuggingFace) {
   const Case& c = GetParam();
   std::string path = model_json(c.name);
   std::unique_ptr<Tokenizer> tok = load_tokenizer(path);
-  Report brown = compare(*tok, path, inputs().brown, std::string(c.name) + " brown", c.lossless);
+  Report brown =
+      compare(*tok, path, inputs().brown, std::string(c.name) + " brown", c.lossless, true);
   EXPECT_GT(brown.n, 50000u);
   EXPECT_GT(brown.tokens, 1000000u);
   const std::string& random = std::string(c.name) == "bert" ? inputs().random_old : inputs().random;
   Report rnd = compare(*tok, path, random, std::string(c.name) + " random", c.lossless);
   EXPECT_EQ(rnd.n, 16000u);
+  EXPECT_LT(rnd.offsets_skipped, rnd.n / 2);  // offsets were compared on most strings
   test::TempDir d;
   node("specials " + test::shell_quote(path) + " " + d.file("specials.jsonl"));
   Report sp =

@@ -11,9 +11,10 @@
 //        N random strings (reference_tokenizers.js's generator), one JSON string per line.
 //   node hf_reference.js specials TOKENIZER_JSON OUT
 //        strings around each added token (up to 64 of them), one JSON string per line.
-//   node hf_reference.js encode TOKENIZER_JSON IN OUT
+//   node hf_reference.js encode TOKENIZER_JSON IN OUT [ids]
 //        for each JSON string line of IN: {"i": ids, "s": ids with add_special_tokens,
-//        "o": byte offsets [[begin, end], ...] of "i", "d": decode("i") keeping special tokens}.
+//        "o": offsets [[begin, end], ...] of "i" in code points, "d": decode("i") keeping
+//        special tokens}; with "ids" only "i" and "d" (the Brown corpus: a third of the time).
 'use strict';
 const fs = require('fs');
 const home = process.env.EMBEDSCOPE_HOME || (process.env.HOME + '/.cache/embedscope');
@@ -70,9 +71,7 @@ function specials(tokJson, out) {
   fs.writeFileSync(out, lines.map((s) => JSON.stringify(s)).join('\n') + '\n');
 }
 
-// Byte offsets from the addon's offsets (UTF-16 code units in JS? no: the Rust byte offsets of
-// the original string), kept as they come.
-async function encode(tokJson, inFile, out) {
+async function encode(tokJson, inFile, out, idsOnly) {
   const { Tokenizer } = require(nm + '@anush008/tokenizers');
   const tok = Tokenizer.fromFile(tokJson);
   const lines = fs.readFileSync(inFile, 'utf-8').split('\n').filter((l) => l.length > 0)
@@ -82,12 +81,12 @@ async function encode(tokJson, inFile, out) {
   for (let k = 0; k < lines.length; k += B) {
     const batch = lines.slice(k, k + B);
     const plain = await tok.encodeBatch(batch, { addSpecialTokens: false });
-    const withSp = await tok.encodeBatch(batch, { addSpecialTokens: true });
+    const withSp = idsOnly ? null : await tok.encodeBatch(batch, { addSpecialTokens: true });
     const ids = plain.map((e) => Array.from(e.getIds()));
     const dec = await tok.decodeBatch(ids, false);
     for (let i = 0; i < batch.length; i++) {
-      res.push(JSON.stringify({ i: ids[i], s: Array.from(withSp[i].getIds()),
-                                o: plain[i].getOffsets(), d: dec[i] }));
+      res.push(JSON.stringify(idsOnly ? { i: ids[i], d: dec[i] }
+          : { i: ids[i], s: Array.from(withSp[i].getIds()), o: plain[i].getOffsets(), d: dec[i] }));
     }
   }
   fs.writeFileSync(out, res.join('\n') + '\n');
@@ -103,7 +102,7 @@ if (mode === 'bert-json') {
 } else if (mode === 'specials') {
   specials(args[0], args[1]);
 } else if (mode === 'encode') {
-  encode(args[0], args[1], args[2]).catch((e) => { console.error(e); process.exit(1); });
+  encode(args[0], args[1], args[2], args[3] === 'ids').catch((e) => { console.error(e); process.exit(1); });
 } else {
   console.error('usage: hf_reference.js bert-json OUT | random SEED N RANGES OUT | ' +
                 'specials TOKENIZER_JSON OUT | encode TOKENIZER_JSON IN OUT');
