@@ -18,7 +18,7 @@
 // Any other type or option value in the file is Error(kUnsupported) naming the JSON path and the
 // value (e.g. `tokenizer.json: model.type "Unigram" is not supported (BPE, WordPiece)`); a
 // malformed file is Error(kCorrupt) naming the path: wrong JSON types, a merge whose parts or
-// result are not tokens, duplicate tokens or ids, ids out of range (docs/reliability.md T20-T29).
+// result are not tokens, duplicate tokens or ids, ids out of range (docs/reliability.md T17-T30).
 //
 // Invariants after loading: ids are below vocab_size() = largest id + 1; an id has at most one
 // token string (the model's vocabulary plus the added tokens; an added token may repeat a
@@ -100,5 +100,12 @@ class Tokenizer {
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 // The same on text in memory (fuzz targets, embedded files); `name` appears in messages.
 std::unique_ptr<Tokenizer> load_tokenizer_json_text(std::string_view json, const std::string& name);
+
+class BpeTokenizer;
+// BpeTokenizer (GPT-2's vocab.json + merges.txt, GGUF gpt2 vocabularies; the fast path with
+// hand-written pre-tokenizers) behind this interface: same ids; special tokens in the text are
+// matched unless split_special_tokens; add_special_tokens adds nothing (no post-processor);
+// token() spells ids in the byte-level alphabet ("Ġcomputer") as vocab.json does.
+std::unique_ptr<Tokenizer> make_tokenizer(BpeTokenizer bpe);
 
 }  // namespace embedscope
