@@ -37,10 +37,12 @@ class ByteLevelDec final : public Decoder {
       else
         each.push_back(std::move(bytes));
     }
-    if (whole)
-      tokens.assign(1, std::move(out));
-    else
+    if (whole) {
+      tokens.clear();
+      tokens.push_back(std::move(out));
+    } else {
       tokens = std::move(each);
+    }
   }
 };
 
@@ -88,7 +90,8 @@ class FuseDec final : public Decoder {
     if (!whole) return;
     std::string out;
     for (const std::string& t : tokens) out += t;
-    tokens.assign(1, std::move(out));
+    tokens.clear();
+    tokens.push_back(std::move(out));
   }
 };
 
