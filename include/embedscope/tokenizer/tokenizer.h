@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "embedscope/core/embedding_table.h"
+#include "embedscope/tokenizer/bpe.h"
 
 namespace embedscope {
 
@@ -101,11 +102,18 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 // The same on text in memory (fuzz targets, embedded files); `name` appears in messages.
 std::unique_ptr<Tokenizer> load_tokenizer_json_text(std::string_view json, const std::string& name);
 
-class BpeTokenizer;
 // BpeTokenizer (GPT-2's vocab.json + merges.txt, GGUF gpt2 vocabularies; the fast path with
 // hand-written pre-tokenizers) behind this interface: same ids; special tokens in the text are
 // matched unless split_special_tokens; add_special_tokens adds nothing (no post-processor);
 // token() spells ids in the byte-level alphabet ("Ġcomputer") as vocab.json does.
 std::unique_ptr<Tokenizer> make_tokenizer(BpeTokenizer bpe);
+
+// The rows a reader would expect for a word, whatever the tokenizer's conventions (bpe.h's
+// word_variants for any Tokenizer): the word, " " + word, and both with the first letter's
+// case flipped (ASCII), each encoded (Llama-2 / Gemma prepend "▁" themselves, BERT drops the
+// space); then the vocabulary spellings "▁word", "Ġword", "##word" that are tokens and not
+// already a single-token variant (text = that spelling). default_variant() picks the row for
+// running text.
+std::vector<WordVariant> word_variants(const Tokenizer& tok, std::string_view word);
 
 }  // namespace embedscope
