@@ -350,8 +350,12 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   std::string file = path;
   if (fs::is_directory(path, ec)) {
     file = (fs::path(path) / "tokenizer.json").string();
-    if (!fs::exists(file, ec))
-      throw Error(ErrorCode::kNotFound, path + ": no tokenizer.json in this folder");
+    if (!fs::exists(file, ec)) {
+      // A GPT-2-style folder (vocab.json + merges.txt) goes to the fast path.
+      if (auto bpe = BpeTokenizer::find_in_dir(path)) return make_tokenizer(std::move(*bpe));
+      throw Error(ErrorCode::kNotFound,
+                  path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
+    }
   }
   auto m = MappedFile::open(file);
   std::string_view text(reinterpret_cast<const char*>(m->data()), m->size());

