@@ -9,6 +9,7 @@
 #include <unicode/normalizer2.h>
 
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "embedscope/tokenizer/tokenizer.h"
@@ -93,8 +94,9 @@ struct Inputs {
 
 // The inputs shared by every model, written once.
 const Inputs& inputs() {
-  static const Inputs* in = [] {
-    auto* d = new Inputs;
+  // Owned by a static (not leaked) so the temporary folder is removed at exit.
+  static const std::unique_ptr<Inputs> in = [] {
+    auto d = std::make_unique<Inputs>();
     std::string text = test::brown_plain_text();
     std::string brown;
     size_t p = 0;
