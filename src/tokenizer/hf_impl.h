@@ -1,0 +1,125 @@
+// The tokenizer.json pipeline's parts (internal to the tokenizer module; the public interface is
+// embedscope/tokenizer/tokenizer.h). Each part is built from its JSON object by a make_*
+// function that validates every field it reads and rejects what it does not implement.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "embedscope/tokenizer/tokenizer.h"
+
+namespace embedscope::hf {
+
+using nlohmann::json;
+
+// Error context: the file name, for messages "<file>: <json path> <value> ...".
+struct Ctx {
+  std::string file;
+  [[noreturn]] void corrupt(const std::string& path, const std::string& what) const;
+  [[noreturn]] void unsupported(const std::string& path, const json& value,
+                                const std::string& known) const;
+  const json& get(const json& obj, const std::string& path, const char* key) const;  // required
+  std::string str(const json& obj, const std::string& path, const char* key) const;
+  bool flag(const json& obj, const std::string& path, const char* key, bool dflt) const;
+};
+
+// Text with, for each byte, the range of the caller's bytes it came from (what offsets use).
+struct Piece {
+  std::string s;
+  std::vector<uint32_t> a, b;  // original [a[i], b[i]) of byte i
+  void push(std::string_view bytes, uint32_t oa, uint32_t ob) {
+    s.append(bytes);
+    a.insert(a.end(), bytes.size(), oa);
+    b.insert(b.end(), bytes.size(), ob);
+  }
+  Piece sub(size_t begin, size_t end) const;
+  bool empty() const { return s.empty(); }
+};
+// Each byte of each UTF-8 character aligned to that character's range, shifted by `base`.
+Piece piece_from(std::string_view valid_utf8, size_t base);
+
+// Decodes one character of valid UTF-8 at s[i]; returns its length.
+size_t next_char(std::string_view s, size_t i, uint32_t* cp);
+void append_utf8(std::string& out, uint32_t cp);
+
+struct Normalizer {
+  virtual ~Normalizer() = default;
+  virtual void apply(Piece& p) const = 0;
+};
+std::unique_ptr<Normalizer> make_normalizer(const Ctx& c, const json& j, const std::string& path);
+
+struct PreTokenizer {
+  virtual ~PreTokenizer() = default;
+  // Splits each piece further (pieces may also be transformed: ByteLevel, Metaspace).
+  virtual void apply(std::vector<Piece>& pieces) const = 0;
+};
+std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Ctx& c, const json& j,
+                                                 const std::string& path);
+
+// Vocabulary shared by the model, the added tokens and the decoder.
+struct Vocab {
+  std::vector<std::string> tokens;  // id -> string ("" for an id no token has)
+  std::vector<uint8_t> present;     // id -> has a token (ids may have holes, as in GPT-4o's)
+  std::unordered_map<std::string, TokenId> ids;
+  std::vector<uint8_t> special;  // id -> is a special added token
+};
+
+struct Model {
+  virtual ~Model() = default;
+  virtual std::string name() const = 0;
+  // Appends the ids of one pre-token and their offsets.
+  virtual void tokenize(const Piece& p, std::vector<TokenId>& ids,
+                        std::vector<TokenSpan>& offsets) const = 0;
+};
+// Fills vocab.tokens / ids from model.vocab (the added tokens are merged in later).
+std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab);
+// Called once the added tokens are in the vocabulary (unk / continuing prefix lookups).
+void finish_model(const Ctx& c, Model& m, const Vocab& vocab);
+
+struct PostProcessor {
+  virtual ~PostProcessor() = default;
+  virtual void apply(Encoding& e) const = 0;
+};
+std::unique_ptr<PostProcessor> make_post_processor(const Ctx& c, const json& j,
+                                                   const std::string& path, const Vocab& v);
+
+struct Decoder {
+  virtual ~Decoder() = default;
+  // Token strings in, byte strings out (decoders see one list, as in HF's decode_chain).
+  // whole = false decodes tokens one at a time for display: no stripping at the start, no
+  // WordPiece joining.
+  virtual void apply(std::vector<std::string>& tokens, bool whole) const = 0;
+};
+std::unique_ptr<Decoder> make_decoder(const Ctx& c, const json& j, const std::string& path);
+
+// Unicode properties (ICU) used by several parts.
+bool is_white_space(uint32_t cp);  // Rust char::is_whitespace (White_Space)
+bool is_punctuation(uint32_t cp);  // general category P*
+bool is_bert_punctuation(uint32_t cp);
+bool is_mark_nonspacing(uint32_t cp);
+
+// GPT-2's byte <-> character alphabet.
+const std::string& byte_char(uint8_t b);  // UTF-8 of the character for byte b
+int char_byte(uint32_t cp);               // -1 when cp is not in the alphabet
+
+// A compiled PCRE2 pattern (UTF + UCP, JIT when available) with a match limit.
+class Regex {
+ public:
+  Regex(const Ctx& c, const std::string& pattern, const std::string& path);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+  // Matches [begin, end) covering s in order (HF's find_matches: non-matches between them).
+  void find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& matches) const;
+
+ private:
+  std::string pattern_;
+  void* code_ = nullptr;
+};
+
+}  // namespace embedscope::hf

@@ -1,0 +1,353 @@
+// tokenizer.json models: BPE (tokenizers/src/models/bpe/{model,word}.rs) and WordPiece
+// (models/wordpiece/mod.rs), 0.22.
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "embedscope/core/error.h"
+#include "tokenizer/hf_impl.h"
+
+namespace embedscope::hf {
+
+namespace {
+
+// Largest vocabulary / merge list we accept (the largest real ones are ~260k / ~520k).
+constexpr size_t kMaxVocab = size_t(1) << 24;
+constexpr size_t kMaxMerges = size_t(1) << 24;
+constexpr size_t kIdSlack = 65536;
+
+struct StrHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using TokenMap = std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>>;
+
+std::optional<TokenId> find(const TokenMap& m, std::string_view s) {
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+// model.vocab (an object token -> id) into the model's map and the shared vocabulary.
+TokenMap read_vocab(const Ctx& c, const json& model, Vocab& vocab) {
+  const json& v = c.get(model, "model", "vocab");
+  if (!v.is_object())
+    c.corrupt("model.vocab", "is " + std::string(v.type_name()) + ", expected an object");
+  if (v.size() > kMaxVocab)
+    c.corrupt("model.vocab", "has " + std::to_string(v.size()) + " entries, more than the limit " +
+                                 std::to_string(kMaxVocab));
+  // Ids may leave holes (GPT-4o's vocabulary does), but not many: an id beyond the entries
+  // plus this slack is taken for a corrupt or hostile file rather than allocated.
+  const size_t limit = std::min(kMaxVocab, v.size() + kIdSlack);
+  TokenMap m;
+  m.reserve(v.size());
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    auto where = [&] { return "model.vocab[" + json(it.key()).dump() + "]"; };
+    if (!it->is_number_integer())
+      c.corrupt(where(), "is " + std::string(it->type_name()) + ", expected an integer id");
+    int64_t id = it->get<int64_t>();
+    if (id < 0 || uint64_t(id) >= limit)
+      c.corrupt(where(), "id " + std::to_string(id) + " is out of range [0, " +
+                             std::to_string(limit) + ") (entries + " + std::to_string(kIdSlack) +
+                             ")");
+    size_t k = size_t(id);
+    if (k >= vocab.tokens.size()) {
+      vocab.tokens.resize(k + 1);
+      vocab.present.resize(k + 1, 0);
+    }
+    if (vocab.present[k])
+      c.corrupt(where(),
+                "id " + std::to_string(id) + " is also the id of " + json(vocab.tokens[k]).dump());
+    vocab.present[k] = 1;
+    vocab.tokens[k] = it.key();
+    m.emplace(it.key(), TokenId(id));
+  }
+  return m;
+}
+
+std::optional<std::string> opt_str(const Ctx& c, const json& j, const std::string& path,
+                                   const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string())
+    c.corrupt(path + "." + key, "is " + std::string(it->type_name()) + ", expected a string");
+  return it->get<std::string>();
+}
+
+class Bpe final : public Model {
+ public:
+  Bpe(const Ctx& c, const json& j, Vocab& vocab) {
+    vocab_ = read_vocab(c, j, vocab);
+    unk_ = opt_str(c, j, "model", "unk_token");
+    prefix_ = opt_str(c, j, "model", "continuing_subword_prefix");
+    suffix_ = opt_str(c, j, "model", "end_of_word_suffix");
+    fuse_unk_ = c.flag(j, "model", "fuse_unk", false);
+    byte_fallback_ = c.flag(j, "model", "byte_fallback", false);
+    ignore_merges_ = c.flag(j, "model", "ignore_merges", false);
+    auto d = j.find("dropout");
+    if (d != j.end() && !d->is_null() && !(d->is_number() && d->get<double>() == 0.0))
+      c.unsupported("model.dropout", *d, "null (dropout is for training)");
+    if (unk_) {
+      auto id = find(vocab_, *unk_);
+      if (!id) c.corrupt("model.unk_token", json(*unk_).dump() + " is not in model.vocab");
+      unk_id_ = *id;
+    }
+    const json& merges = c.get(j, "model", "merges");
+    if (!merges.is_array()) c.corrupt("model.merges", "is not an array");
+    if (merges.size() > kMaxMerges)
+      c.corrupt("model.merges", "has " + std::to_string(merges.size()) +
+                                    " entries, more than the limit " + std::to_string(kMaxMerges));
+    pairs_.reserve(merges.size());
+    size_t prefix_len = prefix_ ? prefix_->size() : 0;
+    std::string merged;
+    for (size_t i = 0; i < merges.size(); ++i) {
+      const json& m = merges[i];
+      auto where = [&] { return "model.merges[" + std::to_string(i) + "]"; };
+      std::string_view a, b;
+      if (m.is_string()) {
+        std::string_view s = m.get_ref<const std::string&>();
+        size_t sp = s.find(' ');
+        if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
+          c.corrupt(where(), json(s).dump() + " is not two tokens separated by one space");
+        a = s.substr(0, sp), b = s.substr(sp + 1);
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        a = m[0].get_ref<const std::string&>(), b = m[1].get_ref<const std::string&>();
+      } else {
+        c.corrupt(where(), m.dump().substr(0, 100) + " is neither \"a b\" nor [\"a\", \"b\"]");
+      }
+      auto ia = find(vocab_, a), ib = find(vocab_, b);
+      if (!ia) c.corrupt(where(), "left part " + json(a).dump() + " is not in model.vocab");
+      if (!ib) c.corrupt(where(), "right part " + json(b).dump() + " is not in model.vocab");
+      if (b.size() < prefix_len)
+        c.corrupt(where(),
+                  "right part " + json(b).dump() + " is shorter than the continuing prefix");
+      merged.assign(a);
+      merged.append(b.substr(prefix_len));
+      auto in = find(vocab_, merged);
+      if (!in) c.corrupt(where(), "result " + json(merged).dump() + " is not in model.vocab");
+      // A repeated pair takes its last rank, as HF's map insertion does.
+      pairs_[key(*ia, *ib)] = {uint32_t(i), *in};
+    }
+    if (byte_fallback_) {
+      for (int byte = 0; byte < 256; ++byte) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", byte);
+        auto id = find(vocab_, name);
+        byte_ids_[size_t(byte)] = id ? *id : -1;
+      }
+    }
+  }
+
+  std::string name() const override { return "BPE"; }
+
+  void tokenize(const Piece& p, std::vector<TokenId>& ids,
+                std::vector<TokenSpan>& offsets) const override {
+    if (p.empty()) return;
+    if (ignore_merges_) {
+      if (auto id = find(vocab_, p.s)) {
+        ids.push_back(*id);
+        offsets.push_back({p.a.front(), p.b.back()});
+        return;
+      }
+    }
+    std::vector<Sym> syms;
+    initial_symbols(p.s, syms);
+    merge(syms);
+    for (const Sym& s : syms) {
+      if (s.len == 0) continue;
+      // Fallback bytes of a prefixed character may count past the piece: clamp.
+      size_t last = std::min<size_t>(size_t(s.start) + s.len, p.s.size()) - 1;
+      ids.push_back(s.id);
+      offsets.push_back({p.a[s.start], p.b[last]});
+    }
+  }
+
+ private:
+  struct Sym {
+    TokenId id;
+    uint32_t start, len;  // bytes of the piece; len 0 = merged away
+    int32_t prev, next;
+  };
+  static uint64_t key(TokenId a, TokenId b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+
+  void initial_symbols(const std::string& w, std::vector<Sym>& syms) const {
+    // A pending run of unknown characters: [unk_start, unk_start + unk_len).
+    bool unk = false;
+    uint32_t unk_start = 0, unk_len = 0;
+    auto add = [&](TokenId id, uint32_t start, uint32_t len) {
+      syms.push_back({id, start, len, int32_t(syms.size()) - 1, int32_t(syms.size()) + 1});
+    };
+    auto flush_unk = [&] {
+      if (unk) add(unk_id_, unk_start, unk_len);
+      unk = false;
+    };
+    std::string buf;
+    for (size_t i = 0; i < w.size();) {
+      uint32_t cp = 0;
+      size_t n = next_char(w, i, &cp);
+      bool first = i == 0, last = i + n == w.size();
+      std::string_view s(w.data() + i, n);
+      if ((prefix_ && !first) || (suffix_ && last)) {
+        buf.clear();
+        if (prefix_ && !first) buf += *prefix_;
+        buf += s;
+        if (suffix_ && last) buf += *suffix_;
+        s = buf;
+      }
+      if (auto id = find(vocab_, s)) {
+        flush_unk();
+        add(*id, uint32_t(i), uint32_t(n));
+      } else {
+        bool done = false;
+        if (byte_fallback_) {
+          bool all = true;
+          for (char ch : s) all = all && byte_ids_[static_cast<unsigned char>(ch)] >= 0;
+          if (all) {
+            flush_unk();
+            // Each fallback byte token covers the character (HF gives them length 1 each).
+            for (size_t k = 0; k < s.size(); ++k)
+              add(byte_ids_[static_cast<unsigned char>(s[k])], uint32_t(i + std::min(k, n - 1)), 1);
+            done = true;
+          }
+        }
+        if (!done && unk_) {
+          if (unk && fuse_unk_) {
+            unk_len += uint32_t(n);
+          } else {
+            flush_unk();
+            unk = true, unk_start = uint32_t(i), unk_len = uint32_t(n);
+          }
+        }
+        // Neither known, nor bytes, nor an unk token: the character is dropped (as HF does).
+      }
+      i += n;
+    }
+    flush_unk();
+    if (!syms.empty()) syms.back().next = -1;
+  }
+
+  // HF's Word::merge_all: repeatedly the lowest-ranked pair, leftmost first.
+  void merge(std::vector<Sym>& syms) const {
+    struct Cand {
+      uint32_t rank;
+      int32_t pos;
+      TokenId new_id;
+      bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::priority_queue<Cand, std::vector<Cand>, std::greater<>> heap;
+    auto push = [&](int32_t pos) {
+      int32_t nx = syms[size_t(pos)].next;
+      if (nx < 0) return;
+      auto it = pairs_.find(key(syms[size_t(pos)].id, syms[size_t(nx)].id));
+      if (it != pairs_.end()) heap.push({it->second.first, pos, it->second.second});
+    };
+    for (size_t i = 0; i + 1 < syms.size(); ++i) push(int32_t(i));
+    while (!heap.empty()) {
+      Cand top = heap.top();
+      heap.pop();
+      Sym& s = syms[size_t(top.pos)];
+      if (s.len == 0 || s.next < 0) continue;
+      Sym& r = syms[size_t(s.next)];
+      auto it = pairs_.find(key(s.id, r.id));
+      if (it == pairs_.end() || it->second.second != top.new_id) continue;
+      s.id = top.new_id;
+      s.len += r.len;
+      r.len = 0;
+      s.next = r.next;
+      if (s.next >= 0) syms[size_t(s.next)].prev = top.pos;
+      if (s.prev >= 0) push(s.prev);
+      push(top.pos);
+    }
+  }
+
+  TokenMap vocab_;
+  std::unordered_map<uint64_t, std::pair<uint32_t, TokenId>> pairs_;
+  std::optional<std::string> unk_, prefix_, suffix_;
+  TokenId unk_id_ = -1;
+  bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
+  std::array<TokenId, 256> byte_ids_{};
+};
+
+class WordPiece final : public Model {
+ public:
+  WordPiece(const Ctx& c, const json& j, Vocab& vocab) {
+    vocab_ = read_vocab(c, j, vocab);
+    std::string unk = c.str(j, "model", "unk_token");
+    auto id = find(vocab_, unk);
+    if (!id) c.corrupt("model.unk_token", json(unk).dump() + " is not in model.vocab");
+    unk_id_ = *id;
+    prefix_ = opt_str(c, j, "model", "continuing_subword_prefix").value_or("##");
+    auto m = j.find("max_input_chars_per_word");
+    if (m != j.end() && !m->is_null()) {
+      if (!m->is_number_unsigned())
+        c.corrupt("model.max_input_chars_per_word", m->dump() + " is not a non-negative integer");
+      max_chars_ = m->get<uint64_t>();
+    }
+  }
+
+  std::string name() const override { return "WordPiece"; }
+
+  void tokenize(const Piece& p, std::vector<TokenId>& ids,
+                std::vector<TokenSpan>& offsets) const override {
+    if (p.empty()) return;
+    size_t n_chars = 0;
+    for (char ch : p.s) n_chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    size_t first = ids.size();
+    if (n_chars <= max_chars_) {
+      std::string buf;
+      size_t start = 0;
+      while (start < p.s.size()) {
+        size_t end = p.s.size();
+        std::optional<TokenId> cur;
+        while (start < end) {
+          std::string_view sub(p.s.data() + start, end - start);
+          if (start > 0) {
+            buf.assign(prefix_);
+            buf.append(sub);
+            sub = buf;
+          }
+          cur = find(vocab_, sub);
+          if (cur) break;
+          --end;
+          while (end > start && (static_cast<unsigned char>(p.s[end]) & 0xC0) == 0x80) --end;
+        }
+        if (!cur) break;
+        ids.push_back(*cur);
+        offsets.push_back({p.a[start], p.b[end - 1]});
+        start = end;
+      }
+      if (start == p.s.size()) return;
+    }
+    ids.resize(first);
+    offsets.resize(first);
+    ids.push_back(unk_id_);
+    offsets.push_back({p.a.front(), p.b.back()});
+  }
+
+ private:
+  TokenMap vocab_;
+  TokenId unk_id_ = 0;
+  std::string prefix_;
+  uint64_t max_chars_ = 100;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab) {
+  if (!j.is_object())
+    c.corrupt("model", "is " + std::string(j.type_name()) + ", expected an object");
+  std::string type;
+  auto t = j.find("type");
+  if (t != j.end() && t->is_string()) {
+    type = t->get<std::string>();
+  } else if (t == j.end() && j.contains("merges")) {
+    type = "BPE";  // old files omit the type of a BPE model
+  } else if (t == j.end() && j.contains("max_input_chars_per_word")) {
+    type = "WordPiece";
+  }
+  if (type == "BPE") return std::make_unique<Bpe>(c, j, vocab);
+  if (type == "WordPiece") return std::make_unique<WordPiece>(c, j, vocab);
+  c.unsupported("model.type", t != j.end() ? *t : json(nullptr), "BPE, WordPiece");
+}
+
+}  // namespace embedscope::hf
