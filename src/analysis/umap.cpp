@@ -540,7 +540,8 @@ Projection umap(const EmbeddingTable& table, const UmapOptions& o) {
           }
           next[e] += eps[e];
           if (eps_neg[e] <= 0) continue;
-          size_t n_neg = size_t((en - next_neg[e]) / eps_neg[e]);
+          const double due = (en - next_neg[e]) / eps_neg[e];  // >= 0 but for rounding
+          const size_t n_neg = due > 0 ? size_t(due) : 0;
           for (size_t s = 0; s < n_neg; ++s) {
             size_t kk = below(rng.next(), n);
             const float* neg = kk == j ? live : snap.data() + kk * dims;
