@@ -235,6 +235,25 @@ TEST_F(ProjectionRoute, AFailedComputationIsAnsweredOnceThenRetried) {
   EXPECT_EQ(again->status, 202) << again->body;
 }
 
+TEST_F(ProjectionRoute, AThirdComputationAtOnceIsRefusedBusy) {
+  start();  // 20,000 rows: UMAP takes seconds, so the first two are still running
+  for (const char* seed : {"1", "2"}) {
+    auto r = get(std::string("/v1/projection?method=umap&seed=") + seed);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 202) << r->body;
+  }
+  auto busy = get("/v1/projection?method=umap&seed=3");
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->status, 503) << busy->body;
+  EXPECT_EQ(busy->get_header_value("Retry-After"), "5");
+  EXPECT_EQ(json::parse(busy->body)["error"]["code"], "busy");
+  EXPECT_EQ(status("method=umap&seed=3")["state"], "idle");  // nothing started
+  // Running ones still answer their progress (the server's end cancels them).
+  auto again = get("/v1/projection?method=umap&seed=1");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 202) << again->body;
+}
+
 TEST_F(ProjectionRoute, RejectsBadParametersNamingThem) {
   start();
   struct Case {
