@@ -14,6 +14,10 @@ namespace embedscope::server {
 
 namespace {
 
+// Projections computing at once, server-wide; a request that would start one more is answered
+// 503 (each takes every core, and UMAP a float32 copy of the table).
+constexpr size_t kMaxRunning = 2;
+
 static_assert(std::endian::native == std::endian::little,
               "the f32 body is the in-memory floats: little-endian hosts only");
 
@@ -86,6 +90,19 @@ void answer_projection(const ModelHandle& h, const httplib::Request& req, httpli
   if (status_only) {
     res.status = 200;
     res.set_content(api::dump_json(api::to_json(job->status()), -1), "application/json");
+    return;
+  }
+  if (job->status().state == "idle" && api::projections_running() >= kMaxRunning) {
+    res.status = 503;
+    res.set_header("Retry-After", "5");
+    res.set_content(
+        api::dump_json({{"error",
+                         {{"message", std::to_string(kMaxRunning) +
+                                          " projections are computing; retry when one is done"},
+                          {"type", "overloaded"},
+                          {"code", "busy"}}}},
+                       -1),
+        "application/json");
     return;
   }
   api::ProjectionStatus st = job->ensure();  // rethrows a failed run's error

@@ -12,7 +12,9 @@
 //     200 {"state":"idle|computing|ready|failed","progress","stage","message"}; starts nothing.
 //
 // Errors: Error(kInvalidArgument) for an unknown, repeated or malformed parameter (naming it and
-// its value); a failed computation's error is answered once, then the next request retries.
+// its value); a failed computation's error is answered once, then the next request retries;
+// 503 {"error": {"code": "busy"}} with Retry-After when a request would start a computation
+// while two are already running (results already computed or cached on disk are still served).
 // The model parameter is checked by the caller (api_server.cpp answers 404 for another model).
 #pragma once
 

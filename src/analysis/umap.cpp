@@ -91,6 +91,9 @@ void check_options(const EmbeddingTable& t, const UmapOptions& o) {
 // d^p for d > 0 (glibc's exp2f and log2f: measured faster than a hand-written series).
 inline float powf_pos(float d, float p) { return std::exp2(p * std::log2(d)); }
 
+// Synchronisations per epoch of the parallel layout (projection.h).
+constexpr size_t kLayoutRounds = 16;
+
 // A uniform index below n from 32 random bits (Lemire's multiply-shift: no division).
 inline size_t below(uint64_t r, size_t n) { return size_t(((r >> 32) * uint64_t(n)) >> 32); }
 
@@ -265,6 +268,7 @@ KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& o) {
   std::vector<std::vector<int32_t>> top_id(n_threads);
   std::vector<std::vector<uint8_t>> top_n(n_threads);
   std::atomic<size_t> pairs_done{0};
+  std::atomic<bool> abort{false};
   StageProgress progress(o.progress, "knn", double(n_pairs), "block pairs");
   blas::set_num_threads(1);
   pool.parallel_for(n_pairs, [&](size_t begin, size_t end, size_t t) {
@@ -299,7 +303,15 @@ KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& o) {
         }
       }
       size_t done = pairs_done.fetch_add(1) + 1;
-      if (t == 0) progress.report(double(done));
+      if (t == 0) {
+        try {
+          progress.report(double(done));
+        } catch (...) {  // cancelled: the other threads stop at their next block pair
+          abort.store(true);
+          throw;
+        }
+      }
+      if (abort.load(std::memory_order_relaxed)) return;
     }
   });
   progress.report(double(n_pairs), true);
@@ -505,66 +517,79 @@ Projection umap(const EmbeddingTable& table, const UmapOptions& o) {
 
   ThreadPool pool(o.n_threads);
   std::vector<std::vector<float>> delta(pool.size(), std::vector<float>(n * dims, 0.0f));
-  std::vector<float> snap(y.size());
+  // One thread: umap-learn's sequential SGD exactly (reads and writes in place). More: the
+  // epoch snapshot and per-thread pulls described in projection.h.
+  const bool sequential = pool.size() == 1;
+  std::vector<float> snap(sequential ? 0 : y.size());
+  const float* view = sequential ? y.data() : snap.data();
+  // Each epoch in kLayoutRounds rounds (vertex j in round j mod rounds), the snapshot and the
+  // pulls synchronised after each: other vertices are at most 1/rounds of an epoch stale.
+  const size_t rounds = sequential ? 1 : kLayoutRounds;
   StageProgress progress(o.progress, "layout", double(n_epochs), "epochs");
   auto clip = [](float v) { return std::clamp(v, -4.0f, 4.0f); };
   for (size_t epoch = 0; epoch < n_epochs; ++epoch) {
     const float alpha = float(o.learning_rate * (1.0 - double(epoch) / double(n_epochs)));
     const double en = double(epoch);
-    snap = y;
-    pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
-      float* dl = delta[t].data();
-      float diff[3];
-      for (size_t j = begin; j < end; ++j) {
-        if (start[j] == start[j + 1]) continue;
-        Rng rng(mix(o.seed, epoch + 1, j));
-        float* live = y.data() + j * dims;
-        for (size_t e = start[j]; e < start[j + 1]; ++e) {
-          if (next[e] > en) continue;
-          const size_t k = size_t(tail[e]);
-          const float* other = snap.data() + k * dims;
-          float d2 = 0;
-          for (size_t c = 0; c < dims; ++c) {
-            diff[c] = live[c] - other[c];
-            d2 += diff[c] * diff[c];
-          }
-          float coeff = 0;
-          if (d2 > 0) {
-            float pb1 = powf_pos(d2, b - 1.0f);
-            coeff = -2.0f * a * b * pb1 / (a * pb1 * d2 + 1.0f);
-          }
-          for (size_t c = 0; c < dims; ++c) {
-            float gd = clip(coeff * diff[c]);
-            live[c] += gd * alpha;
-            dl[k * dims + c] -= gd * alpha;
-          }
-          next[e] += eps[e];
-          if (eps_neg[e] <= 0) continue;
-          size_t n_neg = size_t((en - next_neg[e]) / eps_neg[e]);
-          for (size_t s = 0; s < n_neg; ++s) {
-            size_t kk = below(rng.next(), n);
-            const float* neg = kk == j ? live : snap.data() + kk * dims;
-            d2 = 0;
+    for (size_t round = 0; round < rounds; ++round) {
+      if (!sequential) snap = y;
+      pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
+        float* dl = delta[t].data();
+        float diff[3];
+        for (size_t j = begin + (round + rounds - begin % rounds) % rounds; j < end; j += rounds) {
+          if (start[j] == start[j + 1]) continue;
+          Rng rng(mix(o.seed, epoch + 1, j));
+          float* live = y.data() + j * dims;
+          for (size_t e = start[j]; e < start[j + 1]; ++e) {
+            if (next[e] > en) continue;
+            const size_t k = size_t(tail[e]);
+            const float* other = view + k * dims;
+            float d2 = 0;
             for (size_t c = 0; c < dims; ++c) {
-              diff[c] = live[c] - neg[c];
+              diff[c] = live[c] - other[c];
               d2 += diff[c] * diff[c];
             }
+            float coeff = 0;
             if (d2 > 0) {
-              float c2 = 2.0f * gamma * b / ((0.001f + d2) * (a * powf_pos(d2, b) + 1.0f));
-              for (size_t c = 0; c < dims; ++c) live[c] += clip(c2 * diff[c]) * alpha;
-            } else if (kk != j) {
-              for (size_t c = 0; c < dims; ++c) live[c] += 4.0f * alpha;  // umap-learn's
+              float pb1 = powf_pos(d2, b - 1.0f);
+              coeff = -2.0f * a * b * pb1 / (a * pb1 * d2 + 1.0f);
             }
+            for (size_t c = 0; c < dims; ++c) {
+              float gd = clip(coeff * diff[c]);
+              live[c] += gd * alpha;
+              if (sequential)
+                y[k * dims + c] -= gd * alpha;
+              else
+                dl[k * dims + c] -= gd * alpha;
+            }
+            next[e] += eps[e];
+            if (eps_neg[e] <= 0) continue;
+            const double due = (en - next_neg[e]) / eps_neg[e];  // >= 0 but for rounding
+            const size_t n_neg = due > 0 ? size_t(due) : 0;
+            for (size_t s = 0; s < n_neg; ++s) {
+              size_t kk = below(rng.next(), n);
+              const float* neg = kk == j ? live : view + kk * dims;
+              d2 = 0;
+              for (size_t c = 0; c < dims; ++c) {
+                diff[c] = live[c] - neg[c];
+                d2 += diff[c] * diff[c];
+              }
+              if (d2 > 0) {
+                float c2 = 2.0f * gamma * b / ((0.001f + d2) * (a * powf_pos(d2, b) + 1.0f));
+                for (size_t c = 0; c < dims; ++c) live[c] += clip(c2 * diff[c]) * alpha;
+              } else if (kk != j) {
+                for (size_t c = 0; c < dims; ++c) live[c] += 4.0f * alpha;  // umap-learn's
+              }
+            }
+            next_neg[e] += double(n_neg) * eps_neg[e];
           }
-          next_neg[e] += double(n_neg) * eps_neg[e];
         }
-      }
-    });
-    for (auto& dl : delta)
-      for (size_t i = 0; i < dl.size(); ++i) {
-        y[i] += dl[i];
-        dl[i] = 0.0f;
-      }
+      });
+      for (auto& dl : delta)
+        for (size_t i = 0; i < dl.size(); ++i) {
+          y[i] += dl[i];
+          dl[i] = 0.0f;
+        }
+    }
     progress.report(double(epoch + 1), epoch + 1 == n_epochs);
   }
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -18,6 +19,8 @@ namespace embedscope::api {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::atomic<size_t> g_running{0};
 
 std::string fmt_g(double v) {
   char b[32];
@@ -214,7 +217,11 @@ ProjectionStatus ProjectionJob::ensure() {
     return status_;
   }
   status_ = ProjectionStatus{"computing", 0.0, r_.method == "pca" ? "pca" : "knn", ""};
-  thread_ = std::thread([this] { run(); });
+  ++g_running;  // counted from here, so a burst of requests sees it at once
+  thread_ = std::thread([this] {
+    run();
+    --g_running;
+  });
   return status_;
 }
 
@@ -253,6 +260,8 @@ std::shared_ptr<const ProjectionResult> ProjectionJob::result() const {
   std::lock_guard<std::mutex> lock(mu_);
   return result_;
 }
+
+size_t projections_running() { return g_running.load(); }
 
 std::shared_ptr<ProjectionJob> projection_job(const ModelHandle& h, const ProjectionRequest& r) {
   check_request(h, r);

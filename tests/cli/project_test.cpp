@@ -80,6 +80,14 @@ TEST(CliProject, RejectsMissingOutputAndBadFlags) {
   EXPECT_NE(r.err.find("-o FILE.npy, --json"), std::string::npos) << r.err;
   EXPECT_EQ(run(env(d) + " project " + d.file("x.npy") + " --dims 4 --json").rc, 2);
   EXPECT_EQ(run(env(d) + " project " + d.file("x.npy") + " --method tsne --json").rc, 2);
+  auto nan = run_python(
+      "import sys, numpy as np; X = np.eye(8, dtype=np.float32); X[5, 1] = np.inf; "
+      "np.save(sys.argv[1], X)",
+      {d.file("inf.npy")});
+  ASSERT_EQ(nan.rc, 0) << nan.err;
+  r = run(env(d) + " project " + d.file("inf.npy") + " -q -o " + d.file("o.npy"));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("row 5 column 1"), std::string::npos) << r.err;
   r = run(env(d) + " project " + d.file("x.npy") + " --method umap --n-neighbors 8 --json");
   EXPECT_EQ(r.rc, 2);  // 8 rows: n_neighbors must be below the row count
   EXPECT_NE(r.err.find("n_neighbors"), std::string::npos) << r.err;

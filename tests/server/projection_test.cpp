@@ -38,6 +38,9 @@ V *= np.sign(V[np.arange(2), np.argmax(np.abs(V), axis=1)])[:, None]
 np.save(f"{out}/want.npy", (C @ V.T).astype(np.float32))
 S = (rng.normal(size=(1200, 8)) + np.repeat(rng.normal(size=(6, 8)) * 4, 200, axis=0))
 np.save(f"{out}/small.npy", S.astype(np.float32))
+B = rng.normal(size=(100, 4)).astype(np.float32)
+B[37, 2] = np.nan
+np.save(f"{out}/nan.npy", B)
 )PY";
 
 class ProjectionRoute : public ::testing::Test {
@@ -207,6 +210,48 @@ TEST_F(ProjectionRoute, UmapRunsItsStagesThenEqualsTheCli) {
   LoadedEmbeddings u = load_npy(dir_->file("u.npy"));
   ASSERT_EQ(u.table.n_rows(), 1200u);
   EXPECT_EQ(std::memcmp(u.table.f32(), r->body.data(), r->body.size()), 0);
+}
+
+TEST_F(ProjectionRoute, AFailedComputationIsAnsweredOnceThenRetried) {
+  start("nan.npy");
+  auto first = get("/v1/projection");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 202);
+  auto t0 = std::chrono::steady_clock::now();
+  json st;
+  for (st = status(""); st["state"] == "computing"; st = status("")) {
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_NE(st["message"].get<std::string>().find("row 37 column 2"), std::string::npos) << st;
+  auto err = get("/v1/projection");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->status, 400) << err->body;
+  EXPECT_NE(err->body.find("row 37 column 2"), std::string::npos) << err->body;
+  EXPECT_EQ(status("")["state"], "idle");
+  auto again = get("/v1/projection");  // retried: computing again (and failing again)
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 202) << again->body;
+}
+
+TEST_F(ProjectionRoute, AThirdComputationAtOnceIsRefusedBusy) {
+  start();  // 20,000 rows: UMAP takes seconds, so the first two are still running
+  for (const char* seed : {"1", "2"}) {
+    auto r = get(std::string("/v1/projection?method=umap&seed=") + seed);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 202) << r->body;
+  }
+  auto busy = get("/v1/projection?method=umap&seed=3");
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->status, 503) << busy->body;
+  EXPECT_EQ(busy->get_header_value("Retry-After"), "5");
+  EXPECT_EQ(json::parse(busy->body)["error"]["code"], "busy");
+  EXPECT_EQ(status("method=umap&seed=3")["state"], "idle");  // nothing started
+  // Running ones still answer their progress (the server's end cancels them).
+  auto again = get("/v1/projection?method=umap&seed=1");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 202) << again->body;
 }
 
 TEST_F(ProjectionRoute, RejectsBadParametersNamingThem) {

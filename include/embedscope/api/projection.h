@@ -120,4 +120,8 @@ class ProjectionJob {
 // The handle's job for this request (a ModelHandle resource keyed by method, dims, parameters).
 std::shared_ptr<ProjectionJob> projection_job(const ModelHandle& h, const ProjectionRequest& r);
 
+// Jobs of this process computing right now (the server refuses to start more than a few: each
+// takes every core and, for UMAP, a float32 copy of the table).
+size_t projections_running();
+
 }  // namespace embedscope::api
