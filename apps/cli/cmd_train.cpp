@@ -136,7 +136,9 @@ int train_in_job(const TrainOpts& a, const Job& job) {
               {"threads", o.threads},
               {"negative_sets", r.negative_sets},
               {"simd", r.simd_target},
-              {"processes", job.size}};
+              {"processes", job.size},
+              {"trained_words", r.trained_words},
+              {"resumed_words", r.resumed_words}};
     if (job.stats) j["sync"] = job.stats();
     if (!stats_path.empty()) j["row_stats"] = stats_path;
     print_json(j);

@@ -369,8 +369,10 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
                           shared.syn1,
                           o.row_stats ? row_updates.data() : nullptr,
                           shared.out_slot};
+  uint64_t resumed_words = 0;
   if (o.resume && file_exists(o.checkpoint_path)) {
     st = load_checkpoint(o.checkpoint_path, fp, arrays);
+    resumed_words = st.words_done;
     // A distributed run splits each epoch by its own plan; a position inside an epoch (a
     // one-process checkpoint) has no place in it.
     if (coll && st.next_chunk != 0)
@@ -462,7 +464,12 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   // Distributed: every process cuts each epoch into the same number of segments (those of the
   // largest share), its own chunks spread over them in proportion, and meets the others at each
   // segment end. The hot rows are synchronised every hot_every segments, all rows at epoch ends.
-  const uint64_t dist_segments = std::max<uint64_t>(1, (max_chunks + seg_chunks - 1) / seg_chunks);
+  // A sync period shorter than a segment shortens the segments (down to a chunk of the largest
+  // share).
+  uint64_t dist_segments = std::max<uint64_t>(1, (max_chunks + seg_chunks - 1) / seg_chunks);
+  if (coll && o.sync_every > 0)
+    dist_segments = std::clamp<uint64_t>((N_global + o.sync_every - 1) / o.sync_every,
+                                         dist_segments, std::max<uint64_t>(max_chunks, 1));
   const double positions_per_segment = double(N_global) / double(dist_segments);
   const uint64_t hot_every =
       o.sync_every == 0
@@ -559,6 +566,12 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
     // Distributed: at epoch ends only (the one point every process agrees on), by rank 0.
     if (o.checkpoint_every && st.words_done >= next_checkpoint && !last && (!coll || epoch_done)) {
       if (my_rank == 0) save_checkpoint(o.checkpoint_path, fp, st, arrays);
+      if (coll) {
+        // No process moves on before the checkpoint is complete: a rank lost from here on
+        // cannot take it down with rank 0 while it is being written.
+        uint64_t done = 1;
+        coll->sum(std::span<uint64_t>(&done, 1));
+      }
       next_checkpoint = (st.words_done / o.checkpoint_every + 1) * o.checkpoint_every;
     }
     if (o.stop_after_segments && segments >= o.stop_after_segments && !last) {
@@ -645,6 +658,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
           : double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) - double(positions_at_start);
   res.words_per_second = res.seconds > 0 ? positions_done / res.seconds : 0;
   res.trained_words = st.words_done;
+  res.resumed_words = resumed_words;
   res.final_loss = st.last_epoch_loss;
   res.simd_target = w2v_simd_target();
   res.negative_sets = neg.tables.size();

@@ -174,9 +174,12 @@ struct Word2VecOptions {
   uint64_t corpus_range_begin = 0;
   uint64_t corpus_range_end = std::numeric_limits<uint64_t>::max();
   // With a collective: the hottest sync_rows rows (by count) of each matrix are synchronised
-  // every sync_every words of the whole job (0: at every segment end, about every 32 chunks of
-  // 1024 words per process); every row at each epoch end.
-  uint64_t sync_every = 0;
+  // every sync_every corpus positions of the whole job (segments shrink to that period, down to
+  // one 1024-position chunk of the largest share; 0: at every segment end, about every 32
+  // chunks per process); every row at each epoch end. Counted in words, never in seconds, so
+  // a run is reproducible. On Brown (2 processes, 3 seeds, bench/mpi_bench.py) syncs every
+  // 8192 words trained as well as one process; every 32 chunks (0) scored clearly lower.
+  uint64_t sync_every = 8192;
   size_t sync_rows = 1024;
 };
 
@@ -188,6 +191,7 @@ struct Word2VecResult {
   std::vector<float> row_drift;       // with row_stats: L2 distance from its initial vector
   uint64_t corpus_words = 0;          // words / tokens in the corpus (before min_count)
   uint64_t trained_words = 0;  // words processed by training over all epochs (after subsampling)
+  uint64_t resumed_words = 0;  // of those, done before the checkpoint this run resumed from
   double seconds = 0;          // training time (excluding the corpus scan)
   double scan_seconds = 0;
   double words_per_second = 0;  // corpus positions processed per second of training
