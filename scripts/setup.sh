@@ -21,6 +21,8 @@ APT_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
   libpcre2-dev libcpp-httplib-dev pybind11-dev python3-dev
+  # MPI scale-out (docs/distributed.md; tests/dist runs mpirun)
+  openmpi-bin libopenmpi-dev
   python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine

@@ -246,8 +246,8 @@ Command reg(
       app.add_option("--checkpoint", a->checkpoint, "Checkpoint path (default OUT.ckpt)");
       app.add_flag("--resume", a->w.resume, "Continue from the checkpoint if it exists");
       app.add_option("--sync-every", a->w.sync_every,
-                     "MPI: synchronise the most frequent rows every N words of the job "
-                     "(0: every segment)")
+                     "MPI: synchronise the most frequent rows every N words of each process "
+                     "(0: every segment of 32 chunks)")
           ->capture_default_str();
       app.add_option("--sync-rows", a->w.sync_rows,
                      "MPI: how many of the most frequent rows (of each matrix) sync often")

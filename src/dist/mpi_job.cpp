@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -197,6 +198,77 @@ void MpiJob::abort(int exit_code) {
 
 std::unique_ptr<MpiCollective> make_w2v_collective(MpiJob& job, const CollectiveOptions& options) {
   return std::make_unique<Collective>(job, options);
+}
+
+std::vector<std::vector<Neighbor>> sharded_search_batch(
+    MpiJob& job, const Searcher& full, std::span<const float> queries, size_t n_queries,
+    const SearchOptions& options, const std::vector<std::vector<TokenId>>* exclude_per_query) {
+  if (full.centered() || options.csls_k > 0 || options.mode != SearchMode::kExact)
+    throw Error(ErrorCode::kUnsupported,
+                "batch search over MPI processes: centering, CSLS and fast mode need every row "
+                "in one process; run without mpirun for them");
+  const EmbeddingTable& t = full.table();
+  const size_t rows =
+      options.n_rows_limit ? std::min(options.n_rows_limit, t.n_rows()) : t.n_rows();
+  const size_t P = job.size(), r = job.rank(), k = options.k;
+  const size_t b = rows / P * r + rows % P * r / P, e = rows / P * (r + 1) + rows % P * (r + 1) / P;
+  // This process's answers, k slots per query: (score, global id), id -1 where empty.
+  struct Slot {
+    float score;
+    int32_t id;
+  };
+  static_assert(sizeof(Slot) == 8);
+  std::vector<Slot> mine(n_queries * k, Slot{0, -1});
+  if (e > b) {
+    auto keep = std::make_shared<EmbeddingTable>(t);  // shares the storage (the mapping)
+    EmbeddingTable shard =
+        EmbeddingTable::view(keep, keep->row_data(b), e - b, t.dim(), t.dtype(), true);
+    Searcher local(shard, {.n_threads = full.n_threads()});
+    SearchOptions so = options;
+    so.n_rows_limit = 0;
+    so.exclude.clear();
+    for (TokenId id : options.exclude)
+      if (id >= 0 && size_t(id) >= b && size_t(id) < e)
+        so.exclude.push_back(TokenId(size_t(id) - b));
+    std::vector<uint8_t> allow;
+    if (options.allow) {
+      allow.assign(options.allow->begin() + std::ptrdiff_t(std::min(b, options.allow->size())),
+                   options.allow->begin() + std::ptrdiff_t(std::min(e, options.allow->size())));
+      allow.resize(e - b, 0);
+      so.allow = &allow;
+    }
+    std::vector<std::vector<TokenId>> excl;
+    if (exclude_per_query) {
+      excl.resize(exclude_per_query->size());
+      for (size_t q = 0; q < excl.size(); ++q)
+        for (TokenId id : (*exclude_per_query)[q])
+          if (id >= 0 && size_t(id) >= b && size_t(id) < e)
+            excl[q].push_back(TokenId(size_t(id) - b));
+    }
+    auto out = local.search_batch(queries, n_queries, so, exclude_per_query ? &excl : nullptr);
+    for (size_t q = 0; q < n_queries; ++q)
+      for (size_t i = 0; i < out[q].size() && i < k; ++i)
+        mine[q * k + i] = Slot{out[q][i].score, int32_t(size_t(out[q][i].id) + b)};
+  }
+  const int bytes = count_of(mine.size() * sizeof(Slot), "a shard's answers (bytes)");
+  std::vector<Slot> all(r == 0 ? mine.size() * P : 0);
+  count_of(mine.size() * sizeof(Slot) * P, "the gathered answers (bytes)");
+  check(MPI_Gather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, 0, MPI_COMM_WORLD),
+        "MPI_Gather (search answers)");
+  std::vector<std::vector<Neighbor>> res(n_queries);  // empty lists on ranks other than 0
+  for (size_t q = 0; q < (r == 0 ? n_queries : 0); ++q) {
+    std::vector<Neighbor>& nn = res[q];
+    for (size_t p = 0; p < P; ++p)
+      for (size_t i = 0; i < k; ++i) {
+        const Slot& s = all[(p * n_queries + q) * k + i];
+        if (s.id >= 0) nn.push_back(Neighbor{TokenId(s.id), s.score});
+      }
+    std::sort(nn.begin(), nn.end(), [](const Neighbor& x, const Neighbor& y) {
+      return x.score != y.score ? x.score > y.score : x.id < y.id;
+    });
+    if (nn.size() > k) nn.resize(k);
+  }
+  return res;
 }
 
 CollectiveOptions collective_options_from_env(CollectiveOptions base) {

@@ -466,16 +466,17 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   // segment end. The hot rows are synchronised every hot_every segments, all rows at epoch ends.
   // A sync period shorter than a segment shortens the segments (down to a chunk of the largest
   // share).
+  const uint64_t sync_period = o.sync_every * n_procs;  // the job's words between syncs
   uint64_t dist_segments = std::max<uint64_t>(1, (max_chunks + seg_chunks - 1) / seg_chunks);
-  if (coll && o.sync_every > 0)
-    dist_segments = std::clamp<uint64_t>((N_global + o.sync_every - 1) / o.sync_every,
-                                         dist_segments, std::max<uint64_t>(max_chunks, 1));
+  if (coll && sync_period > 0)
+    dist_segments = std::clamp<uint64_t>((N_global + sync_period - 1) / sync_period, dist_segments,
+                                         std::max<uint64_t>(max_chunks, 1));
   const double positions_per_segment = double(N_global) / double(dist_segments);
   const uint64_t hot_every =
-      o.sync_every == 0
+      sync_period == 0
           ? 1
-          : std::max<uint64_t>(
-                1, uint64_t(std::llround(double(o.sync_every) / positions_per_segment)));
+          : std::max<uint64_t>(1,
+                               uint64_t(std::llround(double(sync_period) / positions_per_segment)));
   const double total_global = double(N_global) * double(o.epochs);
   uint64_t words_global = st.words_done;  // st.words_done as of the last epoch end (all ranks)
   std::vector<float*> sync_list;          // every trained row of every matrix, hottest first

@@ -145,7 +145,7 @@ TEST(DistTrain, SameSettingsGiveSameBytes) {
   const std::string corpus = shell_quote(brown_corpus(d.path(), 20));
   for (const char* out : {"a.safetensors", "b.safetensors"})
     summary(run(mpirun(2) + train(corpus + " -o " + shell_quote(d.file(out)) + kSmall +
-                                  " --seed 7 --sync-every 20000")));
+                                  " --seed 7 --sync-every 10000")));
   // The tensors' bytes (the header's metadata records the run's seconds).
   auto data = [&](const char* name) {
     const std::string b = read_file(d.file(name));

@@ -15,8 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "embedscope/search/searcher.h"
 #include "embedscope/train/word2vec.h"
 
 namespace embedscope::dist {
@@ -77,6 +80,17 @@ class MpiCollective : public W2vCollective {
 
 // A W2vCollective over MPI_COMM_WORLD.
 std::unique_ptr<MpiCollective> make_w2v_collective(MpiJob& job, const CollectiveOptions& options);
+
+// Batch search over row shards (collective; the signature of Searcher::search_batch): process r
+// of N searches only rows [r R / N, (r + 1) R / N) of `full`'s table (R: its rows, or
+// options.n_rows_limit), through a Searcher over a view of those rows, so it reads only their
+// pages of a mapped file; rank 0 gathers every process's top k per query and merges them by
+// (score descending, id ascending), the order Searcher uses, so its answer equals
+// full.search_batch's. Other ranks return n_queries empty lists. Error(kUnsupported) for what a
+// shard cannot answer alone: centering and CSLS (they need every row), fast mode.
+std::vector<std::vector<Neighbor>> sharded_search_batch(
+    MpiJob& job, const Searcher& full, std::span<const float> queries, size_t n_queries,
+    const SearchOptions& options, const std::vector<std::vector<TokenId>>* exclude_per_query);
 
 // Reads the test hook from EMBEDSCOPE_TEST_FAIL_RANK="RANK:SYNCS[:throw]" (unset: none).
 CollectiveOptions collective_options_from_env(CollectiveOptions base);

@@ -174,12 +174,13 @@ struct Word2VecOptions {
   uint64_t corpus_range_begin = 0;
   uint64_t corpus_range_end = std::numeric_limits<uint64_t>::max();
   // With a collective: the hottest sync_rows rows (by count) of each matrix are synchronised
-  // every sync_every corpus positions of the whole job (segments shrink to that period, down to
-  // one 1024-position chunk of the largest share; 0: at every segment end, about every 32
-  // chunks per process); every row at each epoch end. Counted in words, never in seconds, so
-  // a run is reproducible. On Brown (2 processes, 3 seeds, bench/mpi_bench.py) syncs every
-  // 8192 words trained as well as one process; every 32 chunks (0) scored clearly lower.
-  uint64_t sync_every = 8192;
+  // every sync_every corpus positions of each process (the job's period is size() times that;
+  // segments shrink to it, down to one 1024-position chunk of the largest share; 0: at every
+  // segment end, about every 32 chunks per process); every row at each epoch end. Counted in
+  // words, never in seconds, so a run is reproducible. On Brown with 2 processes (3 seeds)
+  // syncs every 4096 words a process trained as well as one process; every 32 chunks (0)
+  // scored clearly lower (docs/distributed.md).
+  uint64_t sync_every = 4096;
   size_t sync_rows = 1024;
 };
 
