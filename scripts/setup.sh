@@ -24,12 +24,15 @@ APT_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
   libpcre2-dev libicu-dev libcpp-httplib-dev pybind11-dev python3-dev
+  # MPI scale-out (docs/distributed.md; tests/dist runs mpirun)
+  openmpi-bin libopenmpi-dev
   python3-pytest python3-setuptools
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
   wrk
   # reference tools and data (tests write real files with them)
   python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
+  python3-sklearn python3-scipy umap-learn
   nodejs npm wordnet-base unicode-data bible-kjv-text
   # the web page's real-browser test and bench (driven by npm playwright-core; nothing downloads
   # a browser)

@@ -3,12 +3,18 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
+#include <span>
 #include <sstream>
 
 #include "command.h"
 #include "embedscope/api/hnsw.h"
 #include "embedscope/api/neighbors.h"
 #include "embedscope/core/error.h"
+#include "embedscope/dist/launch.h"
+#if ES_HAVE_MPI
+#include "embedscope/dist/mpi_job.h"
+#endif
 #include "embedscope/search/filters.h"
 #include "embedscope/search/hnsw_index.h"
 #include "search_cli.h"
@@ -92,7 +98,33 @@ int run_batch(const LoadedSearch& ls, const NeighborsOpts& o, api::NeighborsRequ
   }
   if (req.queries.empty()) throw Error(ErrorCode::kInvalidArgument, o.batch + ": no query lines");
   req.force_batch = true;
+  // Under mpirun each process searches its share of the rows; rank 0 merges and prints.
+  const bool sharded = dist::launched_process_count() > 1;
+#if ES_HAVE_MPI
+  std::optional<dist::MpiJob> mpi;
+  if (sharded) {
+    mpi.emplace();
+    req.batch_search = [&](const Searcher& s, std::span<const float> q, size_t n,
+                           const SearchOptions& so, const std::vector<std::vector<TokenId>>* excl) {
+      return dist::sharded_search_batch(*mpi, s, q, n, so, excl);
+    };
+  }
+  api::NeighborsResult res;
+  try {
+    res = api::neighbors(*ls.handle, req);
+  } catch (const std::exception& e) {
+    if (!mpi) throw;
+    // The other ranks wait in the gather: end the job, naming this rank.
+    std::fprintf(stderr, "error: rank %zu of %zu failed: %s\n", mpi->rank(), mpi->size(), e.what());
+    std::fflush(stderr);
+    const auto* err = dynamic_cast<const Error*>(&e);
+    mpi->abort(err ? exit_code_for(err->code()) : kExitInternal);
+  }
+  if (mpi && mpi->rank() != 0) return kExitOk;
+#else
+  if (sharded) throw Error(ErrorCode::kUnsupported, dist::mpi_missing_message());
   api::NeighborsResult res = api::neighbors(*ls.handle, req);
+#endif
   size_t n_ok = 0;
   for (const auto& a : res.answers) {
     n_ok += a.error.empty();
@@ -210,6 +242,7 @@ Command reg(
           "  embedscope neighbors --model gpt2 computer --class word --json\n"
           "  embedscope neighbors vectors.bin --expr \"king - man + woman\" --mode fast\n"
           "  embedscope neighbors vectors.bin --batch words.txt --json --threads 2\n"
+          "  mpirun -np 4 embedscope neighbors big.npy --batch words.txt --json  (row shards)\n"
           "JSON: {\"query\", \"neighbors\": [{\"id\", \"token\", \"score\"}...], \"mode\", "
           "\"elapsed_ms\"},\n"
           "sorted by score descending, ties by id (L2: score = -distance).");

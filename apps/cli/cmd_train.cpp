@@ -1,8 +1,11 @@
 // embedscope train: word2vec over words or a tokenizer's token ids (train/word2vec.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -13,6 +16,10 @@
 #include "embedscope/core/error.h"
 #include "embedscope/core/progress.h"
 #include "embedscope/core/thread_pool.h"
+#include "embedscope/dist/launch.h"
+#if ES_HAVE_MPI
+#include "embedscope/dist/mpi_job.h"
+#endif
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/train/word2vec.h"
 
@@ -24,8 +31,17 @@ namespace {
 struct TrainOpts {
   Word2VecOptions w;
   std::vector<std::string> corpus;
-  std::string out, arch = "skipgram", format, tokenizer, checkpoint;
+  std::string out, arch = "skipgram", format, tokenizer, checkpoint, mpi_sync = "sum";
   bool quiet = false, json = false;
+};
+
+// The job this process belongs to: one process, or one rank of an MPI job (ES_HAVE_MPI).
+struct Job {
+  size_t rank = 0, size = 1, local_size = 1;
+  std::string host;
+  W2vCollective* collective = nullptr;
+  std::function<json()> stats;               // what the collective moved
+  std::function<void(int exit_code)> abort;  // ends every rank (a rank's failure)
 };
 
 BpeTokenizer load_tokenizer(const std::string& ref) {
@@ -41,8 +57,9 @@ BpeTokenizer load_tokenizer(const std::string& ref) {
               "--tokenizer " + ref + ": expected gpt2, a tokenizer folder or a tokenizer.json");
 }
 
-int run_train(const TrainOpts& a) {
+int train_in_job(const TrainOpts& a, const Job& job) {
   Word2VecOptions o = a.w;
+  const bool rank0 = job.rank == 0;
   if (a.arch == "skipgram" || a.arch == "sg")
     o.arch = W2vArch::kSkipGram;
   else if (a.arch == "cbow")
@@ -59,15 +76,19 @@ int run_train(const TrainOpts& a) {
   } else {
     fmt = output_format_for_path(a.out);
   }
-  if (o.threads == 0) o.threads = process_threads();  // reported in the summary
+  // Reported in the summary. Ranks on one host share its cores.
+  if (o.threads == 0) o.threads = std::max<size_t>(1, process_threads() / job.local_size);
   o.checkpoint_path = a.checkpoint.empty() ? a.out + ".ckpt" : a.checkpoint;
   validate_word2vec_options(o);
-  remove_stale_temp_files(a.out);  // left by a run killed while writing
-  // Fail on an unwritable output folder now, not after training.
-  { AtomicFile probe(a.out); }
-  if (o.checkpoint_every || o.resume) {
-    AtomicFile probe(o.checkpoint_path);
+  if (rank0) {                       // rank 0 owns the output and the checkpoint
+    remove_stale_temp_files(a.out);  // left by a run killed while writing
+    // Fail on an unwritable output folder now, not after training.
+    { AtomicFile probe(a.out); }
+    if (o.checkpoint_every || o.resume) {
+      AtomicFile probe(o.checkpoint_path);
+    }
   }
+  o.collective = job.collective;
 
   std::optional<BpeTokenizer> tok;
   if (!a.tokenizer.empty()) {
@@ -77,7 +98,7 @@ int run_train(const TrainOpts& a) {
         a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
   }
   const bool tty = ::isatty(2);
-  if (!a.quiet)
+  if (!a.quiet && rank0)  // one progress line for the job, with its global rate
     o.progress = [tty](const ProgressInfo& p) {
       if (tty) {
         std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
@@ -89,6 +110,7 @@ int run_train(const TrainOpts& a) {
       }
     };
   Word2VecResult r = train_word2vec(a.corpus, o);
+  if (!rank0) return kExitOk;
   if (!a.quiet && tty) std::fprintf(stderr, "\n");
   save_word2vec(a.out, r, o, fmt);
   std::string stats_path;
@@ -113,7 +135,11 @@ int run_train(const TrainOpts& a) {
               {"final_loss", finite_or_null(r.final_loss)},
               {"threads", o.threads},
               {"negative_sets", r.negative_sets},
-              {"simd", r.simd_target}};
+              {"simd", r.simd_target},
+              {"processes", job.size},
+              {"trained_words", r.trained_words},
+              {"resumed_words", r.resumed_words}};
+    if (job.stats) j["sync"] = job.stats();
     if (!stats_path.empty()) j["row_stats"] = stats_path;
     print_json(j);
   } else {
@@ -122,9 +148,60 @@ int run_train(const TrainOpts& a) {
         "loss %.4f (%s, %zu threads)\n",
         a.out.c_str(), r.table.n_rows(), trained, r.table.dim(), (unsigned long long)r.corpus_words,
         r.seconds, r.words_per_second, r.final_loss, r.simd_target.c_str(), o.threads);
+    if (job.size > 1)
+      std::printf("%zu processes x %zu threads (MPI); words/s is the whole job's\n", job.size,
+                  o.threads);
     if (!stats_path.empty()) std::printf("row statistics: %s\n", stats_path.c_str());
   }
   return kExitOk;
+}
+
+int run_train(const TrainOpts& a) {
+  if (a.mpi_sync != "sum" && a.mpi_sync != "average")
+    throw Error(ErrorCode::kInvalidArgument,
+                "--mpi-sync " + a.mpi_sync + ": expected sum or average");
+  if (dist::launched_process_count() <= 1) return train_in_job(a, Job{});
+#if ES_HAVE_MPI
+  dist::MpiJob mpi;
+  Job job;
+  job.rank = mpi.rank();
+  job.size = mpi.size();
+  job.host = mpi.host();
+  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    job.local_size = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+  dist::CollectiveOptions co;
+  co.policy =
+      a.mpi_sync == "average" ? dist::SyncPolicy::kAverage : dist::SyncPolicy::kSumOfChanges;
+  auto coll = dist::make_w2v_collective(mpi, dist::collective_options_from_env(co));
+  job.collective = coll.get();
+  job.stats = [&] {
+    const dist::CollectiveStats s = coll->stats();
+    return json{{"policy", a.mpi_sync},
+                {"syncs", s.syncs},
+                {"rows_synced", s.rows_synced},
+                {"bytes_per_process", s.bytes_reduced},
+                {"full_sync_bytes", s.full_sync_bytes},
+                {"seconds", s.seconds}};
+  };
+  // A rank that fails ends the whole job: the others wait in a collective for it otherwise.
+  // Rank 0 writes the output only after training, atomically, so nothing half-written stays.
+  auto fail = [&](const char* what, int code) {
+    std::fprintf(stderr, "error: rank %zu of %zu (host %s) failed: %s\n", job.rank, job.size,
+                 job.host.c_str(), what);
+    std::fflush(stderr);
+    mpi.abort(code);
+  };
+  try {
+    return train_in_job(a, job);
+  } catch (const Error& e) {
+    fail(e.what(), exit_code_for(e.code()));
+  } catch (const std::exception& e) {
+    fail(e.what(), kExitInternal);
+  }
+  return kExitInternal;  // not reached: fail() ends the job
+#else
+  throw Error(ErrorCode::kUnsupported, dist::mpi_missing_message());
+#endif
 }
 
 Command reg(
@@ -168,13 +245,29 @@ Command reg(
                      "Write a checkpoint every N words (atomic; OUT.ckpt)");
       app.add_option("--checkpoint", a->checkpoint, "Checkpoint path (default OUT.ckpt)");
       app.add_flag("--resume", a->w.resume, "Continue from the checkpoint if it exists");
+      app.add_option("--sync-every", a->w.sync_every,
+                     "MPI: synchronise the most frequent rows every N words of each process "
+                     "(0: every segment of 32 chunks)")
+          ->capture_default_str();
+      app.add_option("--sync-rows", a->w.sync_rows,
+                     "MPI: how many of the most frequent rows (of each matrix) sync often")
+          ->capture_default_str();
+      app.add_option("--mpi-sync", a->mpi_sync,
+                     "MPI: sum (each row = last sync + every rank's change) or average "
+                     "(pWord2Vec)")
+          ->capture_default_str();
       app.add_flag("-q,--quiet", a->quiet, "No progress output");
       app.add_flag("--json", a->json, "Print the summary as JSON");
       app.footer(
           "Examples:\n"
           "  embedscope train corpus.txt -o vectors.safetensors --dim 100 --epochs 5\n"
           "  embedscope train books/ -o gpt2-sg.safetensors --tokenizer gpt2 --threads 2\n"
-          "  embedscope train corpus.txt -o v.bin --checkpoint-every 1000000 --resume\n\n"
+          "  embedscope train corpus.txt -o v.bin --checkpoint-every 1000000 --resume\n"
+          "  mpirun -np 4 embedscope train corpus.txt -o v.safetensors --threads 1\n\n"
+          "Under mpirun (or srun) the processes train one model: each reads its share of the\n"
+          "corpus, rows are synchronised by MPI_Allreduce, rank 0 writes the output and the\n"
+          "checkpoints (at epoch ends; resume on any number of processes). --threads defaults\n"
+          "to the host's cores divided by its ranks. docs/distributed.md has the details.\n\n"
           "Progress goes to stderr: one updating line on a terminal, JSON lines otherwise\n"
           "(--quiet for none). Safetensors output stores the vocabulary and per-row counts.");
       return [a] { return run_train(*a); };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "embedscope/core/error.h"
 #include "embedscope/formats/model.h"
 #include "embedscope/handle/model_handle.h"
 
@@ -25,5 +26,8 @@ ModelHandlePtr open_handle(const std::string& ref);
 double now_ms();
 // Escapes a token for one-line display (no control bytes, no newlines).
 std::string printable(const std::string& s);
+
+// The process exit code for an error of this code (the table in `embedscope --help`).
+int exit_code_for(ErrorCode c);
 
 }  // namespace embedscope::cli

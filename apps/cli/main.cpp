@@ -16,7 +16,7 @@ std::vector<CommandSpec>& registry() {
   return r;
 }
 
-namespace {
+// The exit code of an error (declared in common.h: the MPI paths end a job with it).
 int exit_code_for(ErrorCode c) {
   switch (c) {
     case ErrorCode::kInvalidArgument:
@@ -34,6 +34,8 @@ int exit_code_for(ErrorCode c) {
   }
   return kExitInternal;
 }
+
+namespace {
 
 const char* hint_for(ErrorCode c) {
   switch (c) {

@@ -158,8 +158,10 @@ NeighborsResult neighbors(const ModelHandle& h, const NeighborsRequest& r) {
       mat.insert(mat.end(), prepared[i].vec.begin(), prepared[i].vec.end());
       excl.push_back(r.include_query ? std::vector<TokenId>{} : prepared[i].own);
     }
-    auto out =
-        ss->with([&](const Searcher& x) { return x.search_batch(mat, ok.size(), so, &excl); });
+    auto out = ss->with([&](const Searcher& x) {
+      return r.batch_search ? r.batch_search(x, mat, ok.size(), so, &excl)
+                            : x.search_batch(mat, ok.size(), so, &excl);
+    });
     for (size_t j = 0; j < ok.size(); ++j) res.answers[ok[j]].neighbors = std::move(out[j]);
   }
   res.elapsed_ms = now_ms() - t0;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,10 +21,20 @@ inline constexpr uint32_t kSentenceEnd = 0xFFFFFFFFu;
 // for a missing input, Error(kInvalidArgument) when no file is found.
 std::vector<std::string> list_corpus_files(const std::vector<std::string>& inputs);
 
-// Calls fn(line) for every line (without its '\n'; a final line without newline included).
-// Throws Error(kIo) naming the file on read errors.
+// A byte range over the files concatenated in order (a distributed run's share of the corpus).
+struct CorpusRange {
+  uint64_t begin = 0;
+  uint64_t end = std::numeric_limits<uint64_t>::max();
+};
+
+// Calls fn(line) for every line (without its '\n'; a final line without newline included) whose
+// first byte lies in `range`; a line cut into pieces (kMaxLineBytes) is delivered whole or not
+// at all. Throws Error(kIo) naming the file on read errors.
 void for_each_line(const std::vector<std::string>& files,
-                   const std::function<void(std::string_view)>& fn);
+                   const std::function<void(std::string_view)>& fn, CorpusRange range = {});
+
+// Total size in bytes of the files (Error(kIo) naming one that cannot be examined).
+uint64_t corpus_bytes(const std::vector<std::string>& files);
 
 // Calls fn(word) for each ASCII-whitespace-separated word of `line`, cut to max_bytes.
 template <class F>

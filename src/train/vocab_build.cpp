@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <numeric>
+#include <span>
 #include <unordered_map>
 
 #include "embedscope/core/error.h"
@@ -38,21 +40,39 @@ std::string empty_vocab_message(uint64_t corpus_words, size_t distinct, uint64_t
 ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecOptions& o,
                           const std::string& work_dir) {
   ScannedCorpus c;
+  W2vCollective* const coll = o.collective;
+  const CorpusRange range{o.corpus_range_begin, o.corpus_range_end};
+  auto lines = [&](const std::function<void(std::string_view)>& fn) {
+    for_each_line(files, fn, range);
+  };
+  // A distributed run's corpus size: the sum over processes (each read its own range).
+  auto global_words = [&] {
+    if (!coll) return;
+    uint64_t w = c.corpus_words;
+    coll->sum(std::span<uint64_t>(&w, 1));
+    c.corpus_words = w;
+  };
   if (o.tokenizer) {
     // Token mode: one pass; ids are final, rows under min_count are filtered during training.
     const BpeTokenizer& tok = *o.tokenizer;
     const size_t n = tok.vocab_size();
     std::vector<uint64_t> counts(n, 0);
     IdStreamWriter w(work_dir);
-    for_each_line(files, [&](std::string_view line) {
+    lines([&](std::string_view line) {
+      // Sentences are cut every kMaxSentence ids of a line (counted per line, as in word mode,
+      // so that the stream does not depend on where a process's range began).
+      uint64_t in_line = 0;
       for (TokenId id : tok.encode(line)) {
         if (id < 0 || size_t(id) >= n) continue;  // ES_CHECK-worthy, but never trust a loader
         ++counts[size_t(id)];
+        ++c.corpus_words;
         w.push(uint32_t(id));
-        if (++c.corpus_words % kMaxSentence == 0) w.end_sentence();
+        if (++in_line % kMaxSentence == 0) w.end_sentence();
       }
       w.end_sentence();
     });
+    if (coll) coll->sum(std::span<uint64_t>(counts));
+    global_words();
     for (size_t i = 0; i < n; ++i) c.vocab.add(tok.token_bytes(TokenId(i)));
     c.trained.assign(n, 0);
     std::vector<size_t> order(n);
@@ -80,7 +100,7 @@ ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecO
   // Word mode, pass 1: count.
   WordCounts counts;
   uint64_t reduce = 1;
-  for_each_line(files, [&](std::string_view line) {
+  lines([&](std::string_view line) {
     for_each_word(line, kMaxWordBytes, [&](std::string_view word) {
       ++c.corpus_words;
       auto it = counts.find(word);
@@ -95,6 +115,16 @@ ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecO
       ++reduce;
     }
   });
+  if (coll) {
+    // Each process counted its range; the vocabulary is cut from the sum.
+    std::vector<std::pair<std::string, uint64_t>> list;
+    list.reserve(counts.size());
+    for (auto& [w, n] : counts) list.emplace_back(w, n);
+    counts.clear();
+    coll->merge_word_counts(list);
+    for (auto& [w, n] : list) counts.emplace(std::move(w), n);
+    global_words();
+  }
   std::vector<std::pair<std::string_view, uint64_t>> kept;
   for (auto& [w, n] : counts)
     if (n >= std::max<uint64_t>(o.min_count, 1)) kept.emplace_back(w, n);
@@ -119,7 +149,7 @@ ScannedCorpus scan_corpus(const std::vector<std::string>& files, const Word2VecO
   // Pass 2: the id stream.
   IdStreamWriter w(work_dir);
   uint64_t in_sentence = 0;
-  for_each_line(files, [&](std::string_view line) {
+  lines([&](std::string_view line) {
     for_each_word(line, kMaxWordBytes, [&](std::string_view word) {
       auto it = index.find(word);
       if (it == index.end()) return;

@@ -11,9 +11,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <queue>
+#include <span>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -236,9 +238,22 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   validate_word2vec_options(options);
   Word2VecOptions o = options;
   if (o.threads == 0) o.threads = process_threads();
-  if (!o.checkpoint_path.empty()) remove_stale_temp_files(o.checkpoint_path);
+  // Distributed: several processes train one model (W2vCollective); rank 0 owns the files.
+  W2vCollective* const coll = o.collective && o.collective->size() > 1 ? o.collective : nullptr;
+  o.collective = coll;
+  const size_t n_procs = coll ? coll->size() : 1, my_rank = coll ? coll->rank() : 0;
+  if (!o.checkpoint_path.empty() && my_rank == 0) remove_stale_temp_files(o.checkpoint_path);
   const auto t_scan = Clock::now();
   std::vector<std::string> files = list_corpus_files(inputs);
+  if (coll && o.corpus_range_begin == 0 &&
+      o.corpus_range_end == std::numeric_limits<uint64_t>::max()) {
+    const uint64_t total = corpus_bytes(files);
+    auto share = [&](uint64_t r) {  // floor(total * r / n_procs) without overflow
+      return total / n_procs * r + total % n_procs * r / n_procs;
+    };
+    o.corpus_range_begin = share(my_rank);
+    o.corpus_range_end = share(my_rank + 1);
+  }
   std::string work_dir = o.work_dir;
   if (work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -264,7 +279,19 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
     int fd;
     ~FdCloser() { ::close(fd); }
   } stream_closer{stream_fd};
-  const uint64_t N = corpus.stream_len;
+  const uint64_t N = corpus.stream_len;  // this process's positions per epoch
+  // Distributed: every process's chunk count (so each knows its chunks' global numbers, which
+  // seed their random generators) and the whole job's stream length.
+  uint64_t chunk_offset = 0, N_global = N, max_chunks = (N + kChunk - 1) / kChunk;
+  if (coll) {
+    std::vector<uint64_t> v(n_procs + 1, 0);
+    v[my_rank] = (N + kChunk - 1) / kChunk;
+    v[n_procs] = N;
+    coll->sum(std::span<uint64_t>(v));
+    for (size_t r = 0; r < my_rank; ++r) chunk_offset += v[r];
+    N_global = v[n_procs];
+    max_chunks = *std::max_element(v.begin(), v.end() - 1);
+  }
 
   Word2VecResult res;
   res.scan_seconds = seconds_since(t_scan);
@@ -332,7 +359,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
 
   // Training state (what a checkpoint holds besides the weights).
   CheckpointState st;
-  CheckpointFingerprint fp = make_fingerprint(o, lr0, corpus.vocab, N);
+  CheckpointFingerprint fp = make_fingerprint(o, lr0, corpus.vocab, N_global);
   CheckpointArrays arrays{dim,
                           stride,
                           n_rows,
@@ -342,8 +369,19 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
                           shared.syn1,
                           o.row_stats ? row_updates.data() : nullptr,
                           shared.out_slot};
-  if (o.resume && file_exists(o.checkpoint_path))
+  uint64_t resumed_words = 0;
+  if (o.resume && file_exists(o.checkpoint_path)) {
     st = load_checkpoint(o.checkpoint_path, fp, arrays);
+    resumed_words = st.words_done;
+    // A distributed run splits each epoch by its own plan; a position inside an epoch (a
+    // one-process checkpoint) has no place in it.
+    if (coll && st.next_chunk != 0)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "checkpoint " + o.checkpoint_path + " was taken inside epoch " +
+                      std::to_string(st.epoch + 1) + " (chunk " + std::to_string(st.next_chunk) +
+                      ") by one process; a distributed run resumes from epoch ends only: resume "
+                      "it with one process, or start over");
+  }
 
   const uint64_t n_chunks = (N + kChunk - 1) / kChunk;
   const double total_positions = double(N) * double(o.epochs);
@@ -373,9 +411,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   }
   auto process_chunk = [&](uint64_t epoch, uint64_t chunk, ThreadStats& t) {
     W2vThread th;
-    th.rng = mix_seed(o.seed, epoch, chunk);
+    th.rng = mix_seed(o.seed, epoch, chunk + chunk_offset);
     if (!neg.tables.empty()) {
-      const auto& table = neg.tables[(chunk + epoch) % neg.tables.size()];
+      const auto& table = neg.tables[(chunk + chunk_offset + epoch) % neg.tables.size()];
       th.neg_alias = table.data();
       th.neg_alias_size = table.size();
     }
@@ -409,7 +447,8 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
 
   const auto t_train = Clock::now();
   auto last_report = t_train;
-  const uint64_t positions_at_start = st.epoch * N + std::min(st.next_chunk * kChunk, N);
+  const uint64_t positions_at_start =
+      coll ? st.epoch * N_global : st.epoch * N + std::min(st.next_chunk * kChunk, N);
   uint64_t next_checkpoint =
       o.checkpoint_every ? (st.words_done / o.checkpoint_every + 1) * o.checkpoint_every : 0;
   uint64_t segments = 0;
@@ -418,10 +457,51 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   // The segment being trained: chunks [seg, seg_end) of `epoch`. Only the step between segments
   // (run by the last thread to arrive at the barrier) changes these; the barrier orders that
   // step before every thread's next read.
-  const uint64_t seg_chunks = o.threads > 1 ? std::clamp<uint64_t>(n_chunks / kMinSegmentsPerEpoch,
-                                                                   1, kChunksPerSegmentThreads)
-                                            : kChunksPerSegment;
-  uint64_t epoch = 0, seg_begin = 0, seg_end = 0;
+  const uint64_t seg_chunks =
+      o.threads > 1
+          ? std::clamp<uint64_t>(max_chunks / kMinSegmentsPerEpoch, 1, kChunksPerSegmentThreads)
+          : kChunksPerSegment;
+  // Distributed: every process cuts each epoch into the same number of segments (those of the
+  // largest share), its own chunks spread over them in proportion, and meets the others at each
+  // segment end. The hot rows are synchronised every hot_every segments, all rows at epoch ends.
+  // A sync period shorter than a segment shortens the segments (down to a chunk of the largest
+  // share).
+  const uint64_t sync_period = o.sync_every * n_procs;  // the job's words between syncs
+  uint64_t dist_segments = std::max<uint64_t>(1, (max_chunks + seg_chunks - 1) / seg_chunks);
+  if (coll && sync_period > 0)
+    dist_segments = std::clamp<uint64_t>((N_global + sync_period - 1) / sync_period, dist_segments,
+                                         std::max<uint64_t>(max_chunks, 1));
+  const double positions_per_segment = double(N_global) / double(dist_segments);
+  const uint64_t hot_every =
+      sync_period == 0
+          ? 1
+          : std::max<uint64_t>(1,
+                               uint64_t(std::llround(double(sync_period) / positions_per_segment)));
+  const double total_global = double(N_global) * double(o.epochs);
+  uint64_t words_global = st.words_done;  // st.words_done as of the last epoch end (all ranks)
+  std::vector<float*> sync_list;          // every trained row of every matrix, hottest first
+  size_t n_hot = 0;
+  if (coll) {
+    std::vector<uint32_t> order;
+    for (size_t r = 0; r < n_rows; ++r)
+      if (trained[r]) order.push_back(uint32_t(r));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+    const size_t n_inner = shared.syn1 ? huff.n_inner : 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const uint32_t r = order[k];
+      sync_list.push_back(syn0.data() + size_t(r) * stride);
+      if (shared.syn1neg)
+        sync_list.push_back(shared.syn1neg +
+                            size_t(shared.out_slot ? shared.out_slot[r] : r) * stride);
+      if (k < n_inner) sync_list.push_back(shared.syn1 + (n_inner - 1 - k) * stride);  // root first
+      if (k + 1 == std::min(o.sync_rows, order.size())) n_hot = sync_list.size();
+    }
+    for (size_t k = order.size(); k < n_inner; ++k)
+      sync_list.push_back(shared.syn1 + (n_inner - 1 - k) * stride);
+    coll->begin_sync(std::span<float* const>(sync_list), dim);
+  }
+  uint64_t epoch = 0, seg_begin = 0, seg_end = 0, seg_index = 0;
   bool finished = false;
   // In epoch e chunk c belongs to class (c + e) mod threads, and thread t takes the chunks of
   // class t first, in order, then helps with the other classes once its own is done. With
@@ -432,15 +512,22 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
     std::atomic<uint64_t> taken{0};
   };
   std::vector<ClassCounter> taken(o.threads);
+  // s: the first chunk (one process) or the segment's index in the epoch (distributed).
   auto start_segment = [&](uint64_t e, uint64_t s) {
-    while (e < o.epochs && s >= n_chunks) ++e, s = 0;
+    while (e < o.epochs && s >= (coll ? dist_segments : n_chunks)) ++e, s = 0;
     if (e >= o.epochs) {
       finished = true;
       return;
     }
     epoch = e;
-    seg_begin = s;
-    seg_end = std::min(s + seg_chunks, n_chunks);
+    if (coll) {
+      seg_index = s;
+      seg_begin = n_chunks * s / dist_segments;
+      seg_end = n_chunks * (s + 1) / dist_segments;
+    } else {
+      seg_begin = s;
+      seg_end = std::min(s + seg_chunks, n_chunks);
+    }
     for (auto& k : taken) k.taken.store(0, std::memory_order_relaxed);
   };
   auto end_segment = [&] {
@@ -453,17 +540,39 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
       t.words = 0, t.loss = 0, t.n_loss = 0;
     }
     ++segments;
-    const bool epoch_done = seg_end == n_chunks;
+    const bool epoch_done = coll ? seg_index + 1 == dist_segments : seg_end == n_chunks;
     const bool last = epoch_done && epoch + 1 == o.epochs;
     st.epoch = epoch_done ? epoch + 1 : epoch;
-    st.next_chunk = epoch_done ? 0 : seg_end;
+    st.next_chunk = epoch_done ? 0 : coll ? seg_index + 1 : seg_end;
+    if (coll && epoch_done) {
+      // Every row, then the epoch's words and loss summed over the job: all processes now hold
+      // the same model and state.
+      coll->sync(sync_list.size());
+      uint64_t w[2] = {st.words_done - words_global, st.epoch_loss_n};
+      double l = st.epoch_loss;
+      coll->sum(std::span<uint64_t>(w, 2));
+      coll->sum(std::span<double>(&l, 1));
+      words_global += w[0];
+      st.words_done = words_global;
+      st.epoch_loss_n = w[1];
+      st.epoch_loss = l;
+    } else if (coll && (seg_index + 1) % hot_every == 0) {
+      coll->sync(n_hot);
+    }
     if (epoch_done) {
       st.last_epoch_loss = st.epoch_loss_n ? st.epoch_loss / double(st.epoch_loss_n) : 0;
       st.epoch_loss = 0;
       st.epoch_loss_n = 0;
     }
-    if (o.checkpoint_every && st.words_done >= next_checkpoint && !last) {
-      save_checkpoint(o.checkpoint_path, fp, st, arrays);
+    // Distributed: at epoch ends only (the one point every process agrees on), by rank 0.
+    if (o.checkpoint_every && st.words_done >= next_checkpoint && !last && (!coll || epoch_done)) {
+      if (my_rank == 0) save_checkpoint(o.checkpoint_path, fp, st, arrays);
+      if (coll) {
+        // No process moves on before the checkpoint is complete: a rank lost from here on
+        // cannot take it down with rank 0 while it is being written.
+        uint64_t done = 1;
+        coll->sum(std::span<uint64_t>(&done, 1));
+      }
       next_checkpoint = (st.words_done / o.checkpoint_every + 1) * o.checkpoint_every;
     }
     if (o.stop_after_segments && segments >= o.stop_after_segments && !last) {
@@ -474,15 +583,19 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
     if (o.progress && seconds_since(last_report) >= o.progress_interval) {
       last_report = Clock::now();
       const double el = seconds_since(t_train);
-      const double done = double(st.epoch * N + st.next_chunk * kChunk);
+      // Distributed: the job's positions (each process has done the same fraction of its share).
+      const double done = coll
+                              ? (double(st.epoch) + double(st.next_chunk) / double(dist_segments)) *
+                                    double(N_global)
+                              : double(st.epoch * N + st.next_chunk * kChunk);
       ProgressInfo p;
       p.what = "training";
-      p.done = std::min(done, total_positions);
-      p.total = total_positions;
+      p.done = std::min(done, coll ? total_global : total_positions);
+      p.total = coll ? total_global : total_positions;
       p.unit = "words";
       p.rate = el > 0 ? (p.done - double(positions_at_start)) / el : 0;
       p.eta_seconds = p.rate > 0 ? (p.total - p.done) / p.rate : 0;
-      double cur_lr = learning_rate(lr0, p.done / total_positions);
+      double cur_lr = learning_rate(lr0, p.done / p.total);
       char extra[96];
       std::snprintf(extra, sizeof extra, "loss %.4f lr %.6f epoch %llu/%zu",
                     window_n ? window_loss / double(window_n) : 0.0, cur_lr,
@@ -540,9 +653,13 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   if (failure) std::rethrow_exception(failure);
   res.seconds = seconds_since(t_train);
   const double positions_done =
-      double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) - double(positions_at_start);
+      coll
+          ? (double(st.epoch) + double(st.next_chunk) / double(dist_segments)) * double(N_global) -
+                double(positions_at_start)
+          : double(st.epoch * N + std::min(st.next_chunk * kChunk, N)) - double(positions_at_start);
   res.words_per_second = res.seconds > 0 ? positions_done / res.seconds : 0;
   res.trained_words = st.words_done;
+  res.resumed_words = resumed_words;
   res.final_loss = st.last_epoch_loss;
   res.simd_target = w2v_simd_target();
   res.negative_sets = neg.tables.size();
@@ -579,7 +696,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   if (o.progress) {
     ProgressInfo p;
     p.what = "training";
-    p.done = p.total = total_positions;
+    p.done = p.total = coll ? total_global : total_positions;
     p.unit = "words";
     p.rate = res.words_per_second;
     char extra[64];

@@ -18,13 +18,16 @@
 //   r.answers[0].neighbors[0].id;
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "embedscope/api/common.h"
 #include "embedscope/search/filters.h"
 #include "embedscope/search/knn.h"
+#include "embedscope/search/searcher.h"
 
 namespace embedscope::api {
 
@@ -54,6 +57,12 @@ struct NeighborsRequest {
   size_t csls_k = 0;    // > 0: CSLS re-ranking (single queries, cosine)
   FilterSpec filter;
   bool force_batch = false;  // answer one query through the batch path too
+  // Answers a batch in place of Searcher::search_batch (same arguments, same result): how the
+  // MPI front end spreads the rows over processes (dist/mpi_job.h). Empty: the searcher's own.
+  std::function<std::vector<std::vector<Neighbor>>(
+      const Searcher&, std::span<const float> queries, size_t n_queries, const SearchOptions&,
+      const std::vector<std::vector<TokenId>>* exclude_per_query)>
+      batch_search;
 };
 
 struct NeighborsAnswer {

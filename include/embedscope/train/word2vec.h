@@ -63,7 +63,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "embedscope/core/embedding_table.h"
@@ -76,6 +79,47 @@ namespace embedscope {
 class BpeTokenizer;
 
 enum class W2vArch { kSkipGram, kCbow };
+
+// What a distributed driver (src/dist: MPI) provides to train one model over several processes.
+// The trainer itself knows no MPI: it calls these at fixed points, the same on every process.
+// Every method is collective: all processes call it in the same order with the same sizes, and
+// it returns when all have called it. A method throws Error on failure (the driver may also end
+// the whole job instead: a lost process cannot be waited for).
+//
+// What the trainer does with it (Word2VecOptions::collective set, size() > 1):
+//  - reads only its byte range of the corpus (corpus_range_* or, when those are unset, the
+//    rank-th of size() equal byte ranges of the input files concatenated in order), a line
+//    belonging to the range its first byte lies in;
+//  - sums the counts before the vocabulary is cut (word mode: merge_word_counts; token mode: sum
+//    over the count array) and the corpus size, so every process cuts the same vocabulary as
+//    one process reading everything would;
+//  - cuts each epoch into the same number of segments on every process (each process's share
+//    proportional to its part of the corpus), so the fraction of the epoch done, and with it the
+//    learning rate, follows the global word count at every barrier;
+//  - at segment ends calls sync(n_hot) every sync_every global words, and sync(all rows) at each
+//    epoch end, after which all processes hold the same model;
+//  - writes checkpoints at epoch ends only (on rank 0; all processes hold the same weights
+//    there), so a run resumes on any number of processes.
+class W2vCollective {
+ public:
+  virtual ~W2vCollective() = default;
+  virtual size_t rank() const = 0;  // 0 .. size() - 1
+  virtual size_t size() const = 0;
+  // Element-wise sum over all processes, in place.
+  virtual void sum(std::span<uint64_t> values) = 0;
+  virtual void sum(std::span<double> values) = 0;
+  // Word mode: replaces this process's (word, count) pairs (any order, each word once) by the
+  // sum over all processes (any order).
+  virtual void merge_word_counts(std::vector<std::pair<std::string, uint64_t>>& counts) = 0;
+  // Called once before training: every weight row the trainer updates (input rows, output rows,
+  // hierarchical-softmax nodes), hottest first, each `dim` floats. They hold the same values on
+  // every process at this call (the same seed, or the same checkpoint). The pointers stay valid
+  // until training returns.
+  virtual void begin_sync(std::span<float* const> rows, size_t dim) = 0;
+  // Makes rows[0, n) of begin_sync's list identical on every process (the driver's policy:
+  // e.g. the sum of every process's changes since the last sync, or their average).
+  virtual void sync(size_t n) = 0;
+};
 
 inline constexpr size_t kMaxWordBytes = 1000;
 inline constexpr size_t kMaxSentence = 10000;
@@ -121,6 +165,23 @@ struct Word2VecOptions {
   double progress_interval = 1.0;
   // Test hook: stop (as if killed) after this many segments; 0 = never.
   uint64_t stop_after_segments = 0;
+
+  // Distributed training (see W2vCollective; all unset: one process, everything unchanged).
+  W2vCollective* collective = nullptr;  // not owned
+  // The byte range of the corpus (the input files concatenated in order) this process reads:
+  // the lines whose first byte lies in [corpus_range_begin, corpus_range_end). Defaults: all
+  // of it, or with a collective of size() > 1 the rank's equal share.
+  uint64_t corpus_range_begin = 0;
+  uint64_t corpus_range_end = std::numeric_limits<uint64_t>::max();
+  // With a collective: the hottest sync_rows rows (by count) of each matrix are synchronised
+  // every sync_every corpus positions of each process (the job's period is size() times that;
+  // segments shrink to it, down to one 1024-position chunk of the largest share; 0: at every
+  // segment end, about every 32 chunks per process); every row at each epoch end. Counted in
+  // words, never in seconds, so a run is reproducible. On Brown with 2 processes (3 seeds)
+  // syncs every 4096 words a process trained as well as one process; every 32 chunks (0)
+  // scored clearly lower (docs/distributed.md).
+  uint64_t sync_every = 4096;
+  size_t sync_rows = 1024;
 };
 
 struct Word2VecResult {
@@ -131,6 +192,7 @@ struct Word2VecResult {
   std::vector<float> row_drift;       // with row_stats: L2 distance from its initial vector
   uint64_t corpus_words = 0;          // words / tokens in the corpus (before min_count)
   uint64_t trained_words = 0;  // words processed by training over all epochs (after subsampling)
+  uint64_t resumed_words = 0;  // of those, done before the checkpoint this run resumed from
   double seconds = 0;          // training time (excluding the corpus scan)
   double scan_seconds = 0;
   double words_per_second = 0;  // corpus positions processed per second of training
