@@ -306,13 +306,13 @@ async function main() {
     });
     check(pick.gap > 8, `an isolated point exists (${pick.gap} px)`);
     await page.mouse.move(canvasBox.x + pick.x, canvasBox.y + pick.y);
-    await page.waitForFunction(() => !document.getElementById('tooltip').hidden, null, { timeout: 5000 });
+    await page.waitForFunction(() => !document.getElementById('tooltip').hidden, null, { timeout: 20000 });
     checkEq(await page.textContent('#tooltip'), `${fileWords[pick.id]}  #${pick.id}`, 'hover shows token and id');
     await page.mouse.click(canvasBox.x + pick.x, canvasBox.y + pick.y);
     await page.waitForFunction((id) => {
       const s = window.embedscope.state.selection;
       return s.length === 1 && s[0] === id;
-    }, pick.id, { timeout: 5000 });
+    }, pick.id, { timeout: 20000 });
     const selList = await page.$$eval('#selection-list li', (lis) => lis.map((li) => [li.dataset.id, li.querySelector('.token').textContent]));
     checkEq(selList, [[String(pick.id), fileWords[pick.id]]], 'click selects the point');
     const url = new URL(page.url());
@@ -326,7 +326,7 @@ async function main() {
     await page.waitForFunction((id) => {
       const s = window.embedscope.state.selection;
       return s.length === 1 && s[0] === id;
-    }, pick.id, { timeout: 10000 });
+    }, pick.id, { timeout: 30000 });
     checkEq(await page.inputValue('#q'), 'computer', 'reload: query');
     checkTable(await neighbourTable(page), 'after reload');
     checkEq(await page.$$eval('#selection-list li', (lis) => lis.map((li) => li.dataset.id)), [String(pick.id)], 'reload: selection');
@@ -355,13 +355,13 @@ async function main() {
     for (const [x, y] of corners) await page.mouse.move(canvasBox.x + x, canvasBox.y + y, { steps: 2 });
     await page.mouse.up();
     await page.keyboard.up('Shift');
-    await page.waitForFunction((n) => window.embedscope.state.selection.length >= n, inside.strict.length, { timeout: 5000 });
+    await page.waitForFunction((n) => window.embedscope.state.selection.length >= n, inside.strict.length, { timeout: 20000 });
     const lassoed = await page.evaluate(() => window.embedscope.state.selection);
     for (const id of inside.strict) check(lassoed.includes(id), `lasso selected row ${id}`);
     for (const id of lassoed) check(inside.loose.includes(id), `lasso selected only points inside (row ${id})`);
     checkEq(await page.textContent('#selection-count'), String(lassoed.length), 'lasso: the group is listed');
     await page.keyboard.press('Escape');
-    await page.waitForFunction(() => window.embedscope.state.selection.length === 0, null, { timeout: 5000 });
+    await page.waitForFunction(() => window.embedscope.state.selection.length === 0, null, { timeout: 20000 });
 
     step('before step 7');
     // 7. A token that looks like HTML is text, never markup (H7): regex search selects it.
@@ -387,7 +387,7 @@ async function main() {
     await page.fill('#an-b', 'king');
     await page.fill('#an-c', 'woman');
     await page.press('#an-c', 'Enter');
-    await page.waitForFunction(() => document.querySelectorAll('#analogy-list li').length > 0, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#analogy-list li').length > 0, null, { timeout: 30000 });
     const an = await page.$$eval('#analogy-list li', (lis) => lis.map((li) => li.textContent));
     checkEq(an, expectedAnalogy.neighbors.map((n) => `${n.token}  ${n.score.toFixed(4)}  #${n.id}`), 'analogy list');
     checkEq(expectedAnalogy.neighbors[0].token, 'queen', 'analogy answer (fixture planted)');
@@ -397,7 +397,7 @@ async function main() {
     await page.fill('#sim-source', 'computer');
     await page.fill('#sim-targets', 'computers\nbanana');
     await page.click('#similarity-form button');
-    await page.waitForFunction(() => document.querySelectorAll('#similarity-list li').length === 2, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#similarity-list li').length === 2, null, { timeout: 30000 });
     const sims = await page.$$eval('#similarity-list li', (lis) => lis.map((li) => li.textContent));
     const cos = JSON.parse(
       execFileSync('/usr/bin/python3', ['-c', COSINES, model], { encoding: 'utf8' }),
@@ -438,7 +438,7 @@ async function main() {
     try {
       const kp = await ctx.newPage();
       await kp.goto(`${keyed.url}/?q=computer`);
-      await kp.waitForFunction(() => !document.getElementById('auth').hidden, null, { timeout: 10000 });
+      await kp.waitForFunction(() => !document.getElementById('auth').hidden, null, { timeout: 30000 });
       await kp.fill('#api-key', 'sekrit-key');
       await kp.press('#api-key', 'Enter');
       await waitDrawn(kp);
