@@ -44,7 +44,7 @@ api::NeighborsResult NeighborsBatcher::submit(api::NeighborsRequest r) {
   auto item = std::make_shared<Item>();
   item->key = options_key(r);
   item->req = std::move(r);
-  std::future<api::NeighborsResult> f = item->done.get_future();
+  std::future<Outcome> f = item->done.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
     arriving_.fetch_sub(1);
@@ -52,7 +52,27 @@ api::NeighborsResult NeighborsBatcher::submit(api::NeighborsRequest r) {
     q_.push_back(item);
   }
   cv_.notify_all();
-  return f.get();
+  Outcome o = f.get();
+  if (!o.failed) return std::move(o.result);
+  if (o.library_error) throw Error(o.code, o.message);
+  throw std::runtime_error(o.message);
+}
+
+void NeighborsBatcher::fail(Item& item) {
+  Outcome o;
+  o.failed = true;
+  try {
+    throw;
+  } catch (const Error& e) {
+    o.library_error = true;
+    o.code = e.code();
+    o.message = std::string(e.what());
+  } catch (const std::exception& e) {
+    o.message = std::string(e.what());
+  } catch (...) {
+    o.message = "unknown exception";
+  }
+  item.done.set_value(std::move(o));
 }
 
 void NeighborsBatcher::loop() {
@@ -87,9 +107,9 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
   stats_.queries.fetch_add(items.size());
   if (items.size() == 1) {
     try {
-      items[0]->done.set_value(api::neighbors(*h_, items[0]->req));
+      items[0]->done.set_value(Outcome{api::neighbors(*h_, items[0]->req)});
     } catch (...) {
-      items[0]->done.set_exception(std::current_exception());
+      fail(*items[0]);
     }
     return;
   }
@@ -101,7 +121,7 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
   try {
     res = api::neighbors(*h_, all);
   } catch (...) {
-    for (auto& it : items) it->done.set_exception(std::current_exception());
+    for (auto& it : items) fail(*it);
     return;
   }
   for (size_t i = 0; i < items.size(); ++i) {
@@ -109,7 +129,7 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
     try {
       if (!a.error.empty()) {
         // Re-run alone: the single path throws this query's error with its code.
-        items[i]->done.set_value(api::neighbors(*h_, items[i]->req));
+        items[i]->done.set_value(Outcome{api::neighbors(*h_, items[i]->req)});
         continue;
       }
       api::NeighborsResult one;
@@ -122,9 +142,9 @@ void NeighborsBatcher::run(std::vector<std::shared_ptr<Item>>& items) {
       one.batch = false;
       one.elapsed_ms = res.elapsed_ms;
       one.answers.push_back(std::move(a));
-      items[i]->done.set_value(std::move(one));
+      items[i]->done.set_value(Outcome{std::move(one)});
     } catch (...) {
-      items[i]->done.set_exception(std::current_exception());
+      fail(*items[i]);
     }
   }
 }

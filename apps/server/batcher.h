@@ -16,6 +16,8 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
+
+#include "embedscope/core/error.h"
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -48,11 +50,22 @@ class NeighborsBatcher {
   const BatcherStats& stats() const { return stats_; }
 
  private:
+  // A failure travels as a value (code and message copied on the dispatcher thread) and is
+  // thrown afresh on the request's thread: an exception object shared across threads is
+  // reference-counted inside libstdc++, where ThreadSanitizer cannot see the synchronisation.
+  struct Outcome {
+    api::NeighborsResult result;
+    bool failed = false;
+    bool library_error = false;  // an embedscope::Error (else another std::exception)
+    ErrorCode code = ErrorCode::kInvalidArgument;
+    std::string message;
+  };
   struct Item {
     api::NeighborsRequest req;
     std::string key;
-    std::promise<api::NeighborsResult> done;
+    std::promise<Outcome> done;
   };
+  static void fail(Item& item);  // sets the outcome from the exception being handled
   void loop();
   void run(std::vector<std::shared_ptr<Item>>& items);
 
