@@ -16,13 +16,12 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
-
-#include "embedscope/core/error.h"
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "embedscope/api/neighbors.h"
+#include "embedscope/core/error.h"
 
 namespace embedscope::server {
 
