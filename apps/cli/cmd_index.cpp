@@ -69,18 +69,8 @@ int run_query(IndexOpts o) {
   std::optional<std::vector<uint8_t>> allow;
   FilterSpec spec;
   SearchOptions so = search_options(ls, o.f, &allow, &spec);
-  double t0 = now_ms();
-  HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
-  const double load_ms = now_ms() - t0;
-  api::HnswResult res = api::neighbors_hnsw(*ls.handle, ix,
-                                            {.query = api::NeighborQuery::word(o.f.args[0]),
-                                             .k = so.k,
-                                             .ef = o.ef,
-                                             .include_query = o.f.include_query,
-                                             .center = o.f.center,
-                                             .filter = spec,
-                                             .check_recall = o.check_recall});
-  res.index_load_ms = load_ms;
+  api::HnswResult res = hnsw_query(ls, o.f, spec, o.index, api::NeighborQuery::word(o.f.args[0]),
+                                   o.ef, o.check_recall);
   json j = api::to_json(*ls.handle, res);
   const std::vector<Neighbor>& nn = res.neighbors;
   const double ms = res.elapsed_ms;

@@ -174,18 +174,7 @@ int run_neighbors(NeighborsOpts o) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--index searches by cosine; drop --metric " + o.f.metric);
     if (o.csls) throw Error(ErrorCode::kInvalidArgument, "--csls does not apply to --index");
-    double t0 = now_ms();
-    HnswIndex ix = HnswIndex::load(o.index, table_content_hash(ls.searcher->table()));
-    const double load_ms = now_ms() - t0;
-    api::HnswResult res = api::neighbors_hnsw(*ls.handle, ix,
-                                              {.query = req.queries[0],
-                                               .k = so.k,
-                                               .ef = o.ef,
-                                               .include_query = o.f.include_query,
-                                               .center = o.f.center,
-                                               .filter = spec,
-                                               .check_recall = o.check_recall});
-    res.index_load_ms = load_ms;
+    api::HnswResult res = hnsw_query(ls, o.f, spec, o.index, req.queries[0], o.ef, o.check_recall);
     j = api::to_json(*ls.handle, res);
     nn = res.neighbors;
   }

@@ -87,6 +87,24 @@ SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
   return o;
 }
 
+api::HnswResult hnsw_query(const LoadedSearch& ls, const SearchFlags& f, const FilterSpec& spec,
+                           const std::string& index, api::NeighborQuery q, size_t ef,
+                           bool check_recall) {
+  const double t0 = now_ms();
+  HnswIndex ix = HnswIndex::load(index, table_content_hash(ls.searcher->table()));
+  const double load_ms = now_ms() - t0;
+  api::HnswResult res = api::neighbors_hnsw(*ls.handle, ix,
+                                            {.query = std::move(q),
+                                             .k = f.k,
+                                             .ef = ef,
+                                             .include_query = f.include_query,
+                                             .center = f.center,
+                                             .filter = spec,
+                                             .check_recall = check_recall});
+  res.index_load_ms = load_ms;
+  return res;
+}
+
 json resolved_json(const ResolvedWord& r) { return api::resolved_json(r); }
 
 json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric) {

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "embedscope/api/common.h"
+#include "embedscope/api/hnsw.h"
 #include "embedscope/handle/model_handle.h"
 #include "embedscope/handle/word_lookup.h"
 #include "embedscope/search/analogy.h"
@@ -59,6 +60,12 @@ Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
 SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
                              std::optional<std::vector<uint8_t>>* allow_storage,
                              FilterSpec* spec_out = nullptr);
+
+// Loads the index at `index` (checked against the table's content hash) and answers `q` from
+// it with the flags' k, centring and include-query (api/hnsw.h); the load time is recorded.
+api::HnswResult hnsw_query(const LoadedSearch& ls, const SearchFlags& f, const FilterSpec& spec,
+                           const std::string& index, api::NeighborQuery q, size_t ef,
+                           bool check_recall);
 
 json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric);
 json resolved_json(const ResolvedWord& r);

@@ -52,7 +52,7 @@ std::string utf8_replace_invalid(std::string_view bytes) {
   return out;
 }
 
-std::vector<WordVariant> word_variants(const BpeTokenizer& tok, std::string_view word) {
+std::vector<std::string> word_variant_texts(std::string_view word) {
   while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
   std::vector<std::string> texts;
   auto add = [&](std::string t) {
@@ -73,6 +73,11 @@ std::vector<WordVariant> word_variants(const BpeTokenizer& tok, std::string_view
     add(flipped);
     add(" " + flipped);
   }
+  return texts;
+}
+
+std::vector<WordVariant> word_variants(const BpeTokenizer& tok, std::string_view word) {
+  std::vector<std::string> texts = word_variant_texts(word);
   std::vector<WordVariant> out;
   for (auto& t : texts) {
     WordVariant v;

@@ -7,25 +7,8 @@ namespace embedscope {
 
 std::vector<WordVariant> word_variants(const Tokenizer& tok, std::string_view word) {
   while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
-  std::vector<std::string> texts;
-  auto add = [&](std::string t) {
-    for (const std::string& x : texts)
-      if (x == t) return;
-    texts.push_back(std::move(t));
-  };
-  std::string w(word);
-  add(w);
-  add(" " + w);
-  if (!w.empty()) {
-    std::string flipped = w;
-    char c = flipped[0];
-    if (c >= 'a' && c <= 'z')
-      flipped[0] = char(c - 32);
-    else if (c >= 'A' && c <= 'Z')
-      flipped[0] = char(c + 32);
-    add(flipped);
-    add(" " + flipped);
-  }
+  std::vector<std::string> texts = word_variant_texts(word);
+  const std::string w(word);
   std::vector<WordVariant> out;
   for (std::string& t : texts) {
     WordVariant v;

@@ -174,6 +174,9 @@ struct WordVariant {
 // Variants in this order: word, " "+word, word with its first letter's case flipped (ASCII),
 // and its space-prefixed form; duplicates removed. A leading space in `word` is ignored.
 std::vector<WordVariant> word_variants(const BpeTokenizer& tok, std::string_view word);
+// The texts word_variants encodes (leading spaces dropped first): word, " " + word, and both
+// with the first ASCII letter's case flipped, without repeats. Shared by every tokenizer.
+std::vector<std::string> word_variant_texts(std::string_view word);
 // The default variant for running text: " word" when it is a single token, else the first
 // single-token variant, else " word" (index into word_variants' result).
 size_t default_variant(const std::vector<WordVariant>& variants);
