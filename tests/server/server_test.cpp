@@ -237,6 +237,13 @@ TEST_F(Serve, SeveralModelsArePickedByNameAndCompared) {
   ServerProc dup({"--models", "x=" + fixture("w.txt") + ",x=" + fixture("w.txt"), "--quiet"});
   EXPECT_NE(dup.stop(), 0);
   EXPECT_NE(dup.log().find("two models named 'x'"), std::string::npos) << dup.log();
+  // A --models item without a name, and an --index for no served model, are refused naming them.
+  ServerProc unnamed({"--models", "x=" + fixture("w.txt") + "," + fixture("w.txt"), "--quiet"});
+  EXPECT_EQ(unnamed.stop(), 2);
+  EXPECT_NE(unnamed.log().find("is not name=REF"), std::string::npos) << unnamed.log();
+  ServerProc orphan({"--model", fixture("w.txt"), "--index", "nope=x.hnsw", "--quiet"});
+  EXPECT_EQ(orphan.stop(), 2);
+  EXPECT_NE(orphan.log().find("no model named 'nope'"), std::string::npos) << orphan.log();
 }
 
 // H6: vocabulary entries that are not UTF-8 (raw bytes a tokenizer or corpus produced) reach
