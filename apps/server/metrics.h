@@ -17,17 +17,26 @@
 namespace embedscope::server {
 
 // Routes whose metrics are kept (anything else counts as "other": bounded label set).
-inline const char* const kRoutes[] = {"/health",        "/metrics",
-                               "/v1/info",       "/v1/models",
-                               "/v1/neighbors",  "/v1/explore",
-                               "/v1/tokenize",   "/v1/decode",
-                               "/v1/embeddings", "/v1/similarity",
-                               "/v1/analogy",    "/v1/stats",      "/v1/compare",
-                               "/v1/projection", "/v1/projection/status",
-                               "/v1/vocab",      "/",
-                               "other"};
+inline const char* const kRoutes[] = {"/health",
+                                      "/metrics",
+                                      "/v1/info",
+                                      "/v1/models",
+                                      "/v1/neighbors",
+                                      "/v1/explore",
+                                      "/v1/tokenize",
+                                      "/v1/decode",
+                                      "/v1/embeddings",
+                                      "/v1/similarity",
+                                      "/v1/analogy",
+                                      "/v1/stats",
+                                      "/v1/compare",
+                                      "/v1/projection",
+                                      "/v1/projection/status",
+                                      "/v1/vocab",
+                                      "/",
+                                      "other"};
 inline constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                               0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+                                      0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 inline constexpr size_t kNB = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
 struct RouteMetrics {
