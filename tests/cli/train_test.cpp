@@ -1,5 +1,6 @@
 // `embedscope train` end to end: outputs read back by independent code (Python's struct/json for
 // safetensors, gensim for word2vec files), progress lines, SIGKILL-and-resume, bad input.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -198,15 +199,17 @@ TEST(CliTrain, KilledAtRandomMomentsResumesBitIdentically) {
   int resumed_from_checkpoint = 0;
   for (int iter = 0; iter < 10; ++iter) {
     std::string out = d.file("run" + std::to_string(iter) + ".bin");
+    // Built before fork(): the child only makes async-signal-safe calls before exec.
+    const std::string corpus = d.file("c.txt"), bin = cli_path();
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      freopen("/dev/null", "w", stdout);
-      freopen("/dev/null", "w", stderr);
-      std::string corpus = d.file("c.txt");
-      execl(cli_path().c_str(), "embedscope", "train", corpus.c_str(), "-o", out.c_str(), "--dim",
-            "16", "--epochs", "3", "--min-count", "1", "--threads", "1", "--seed", "3", "-q",
-            "--format", "word2vec-bin", "--checkpoint-every", "1", (char*)nullptr);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      execl(bin.c_str(), "embedscope", "train", corpus.c_str(), "-o", out.c_str(), "--dim", "16",
+            "--epochs", "3", "--min-count", "1", "--threads", "1", "--seed", "3", "-q", "--format",
+            "word2vec-bin", "--checkpoint-every", "1", (char*)nullptr);
       _exit(127);
     }
     int status = 0;

@@ -67,19 +67,23 @@ print(json.dumps({"means": [v.tolist() for v in m], "cos": cos}))
 class ServerProc {
  public:
   explicit ServerProc(const std::vector<std::string>& args) {
+    // Everything the child needs is built before fork(): this process has other threads (the
+    // drain threads of running servers), so between fork() and exec() the child may only make
+    // async-signal-safe calls. An allocation there can block forever on a lock that another
+    // thread held at the fork (seen under ASan: the child never exec'd, the test timed out).
+    std::string cli = test::cli_path();
+    std::vector<std::string> all{cli, "serve", "--port", "0"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
     int fds[2];
-    EXPECT_EQ(::pipe(fds), 0);
+    // Close-on-exec, so that no other child started meanwhile keeps this pipe open (its EOF
+    // is how a server that exits at start-up is noticed); dup2 clears the flag on fd 2.
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(fds[1], 2);
-      ::close(fds[0]);
-      ::close(fds[1]);
-      std::string cli = test::cli_path();
-      std::vector<std::string> all{cli, "serve", "--port", "0"};
-      all.insert(all.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& a : all) argv.push_back(a.data());
-      argv.push_back(nullptr);
       ::execv(cli.c_str(), argv.data());
       ::_exit(127);
     }
