@@ -180,12 +180,12 @@ std::vector<LabelledNeighbor> Explorer::top_k(const std::vector<float>& scores,
 }
 
 BaselineView Explorer::baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q,
-                                uint64_t seed, size_t k) const {
+                                uint64_t seed, size_t k, const InitDistribution& init) const {
   BaselineView b;
-  b.init = init_.describe();
+  b.init = init.describe();
   b.seed = seed;
   const auto& table = model_.emb.table;
-  std::vector<float> cos = random_cosines(init_, table.n_rows(), table.dim(), seed);
+  std::vector<float> cos = random_cosines(init, table.n_rows(), table.dim(), seed);
   b.neighbors = top_k(cos, exclude, q, &b.scores, k);
   for (auto& n : b.neighbors) {
     b.labels.add(n.label);
@@ -199,7 +199,8 @@ ExploreResult Explorer::explore(std::string_view word_in) const {
   return explore(word_in, opt_.k, opt_.seed);
 }
 
-ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t seed) const {
+ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t seed,
+                                const InitDistribution* init) const {
   if (k == 0) throw Error(ErrorCode::kInvalidArgument, "explore: k must be at least 1");
   ExploreResult r;
   std::string word(word_in);
@@ -301,7 +302,8 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
   for (auto& n : r.neighbors) r.labels.add(n.label);
   // The baseline's row streams depend on the query's row too, so different words get
   // different random neighbourhoods, as in one materialised random matrix.
-  r.baseline = baseline(qr.ids, pq, seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(qr.ids[0]) + 1)), k);
+  r.baseline = baseline(qr.ids, pq, seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(qr.ids[0]) + 1)), k,
+                        init ? *init : init_);
   auto mean_of = [](const auto& v) {
     double s = 0;
     for (auto x : v) s += double(x);
@@ -354,7 +356,7 @@ SampleResult Explorer::sample(size_t n_words) const {
       top += n.score;
     }
     BaselineView b =
-        baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)), opt_.k);
+        baseline(excl, pq, opt_.seed ^ (0x9E3779B97F4A7C15ull * (uint64_t(id) + 1)), opt_.k, init_);
     s.baseline_labels.add(b.labels);
     for (float x : b.top_scores) btop += x;
   }

@@ -1,5 +1,7 @@
 #include "embedscope/api/explore.h"
 
+#include <optional>
+
 #include "embedscope/core/error.h"
 
 namespace embedscope::api {
@@ -21,17 +23,16 @@ std::shared_ptr<SharedExplorer> explorer_for(const ModelHandle& h, const Explore
   bool skip =
       r.lazy_tokenizer && !h.tokenizer_loaded() && vocab_holds(h.vocab(), r.sample ? "" : r.word);
   if (!skip) tok = h.tokenizer();
-  std::string key =
-      "explorer:" + std::to_string(r.all_tokens) + ":" + (tok ? "t" : "-") + ":" + r.init;
+  // The init override is given per call, not part of the key: a client cannot make the
+  // handle keep one explorer per distinct init string.
+  std::string key = "explorer:" + std::to_string(r.all_tokens) + ":" + (tok ? "t" : "-");
   const Labeller& lab = shared_labeller();
   return h.resource<SharedExplorer>(key, [&] {
     auto s = std::make_shared<SharedExplorer>();
-    s->ex = std::make_unique<Explorer>(h.model(), tok, lab,
-                                       ExploreOptions{.k = r.k ? r.k : 1,
-                                                      .seed = r.seed,
-                                                      .all_tokens = r.all_tokens,
-                                                      .init = r.init,
-                                                      .n_threads = 0});
+    s->ex = std::make_unique<Explorer>(
+        h.model(), tok, lab,
+        ExploreOptions{
+            .k = r.k ? r.k : 1, .seed = r.seed, .all_tokens = r.all_tokens, .n_threads = 0});
     return s;
   });
 }
@@ -50,9 +51,11 @@ json scores_json(const ScoreSummary& s) {
 ExploreResult explore(const ModelHandle& h, const ExploreRequest& r) {
   if (r.k == 0) throw Error(ErrorCode::kInvalidArgument, "explore: k must be at least 1");
   if (r.word.empty()) throw Error(ErrorCode::kInvalidArgument, "explore: give a word");
+  std::optional<InitDistribution> init;
+  if (!r.init.empty()) init = parse_init_hint(r.init);
   auto s = explorer_for(h, r);
   std::lock_guard<std::mutex> lock(s->mu);
-  return s->ex->explore(r.word, r.k, r.seed);
+  return s->ex->explore(r.word, r.k, r.seed, init ? &*init : nullptr);
 }
 
 SampleResult explore_sample(const ModelHandle& h, const ExploreRequest& r) {

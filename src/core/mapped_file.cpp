@@ -19,10 +19,16 @@ namespace {
 
 // Live read-only file mappings, start -> size, so drop_resident() can prove that a range is one
 // of them (madvise(MADV_DONTNEED) on anonymous or heap memory would zero it).
-std::mutex g_maps_mu;
+// Both are never destroyed: a MappedFile held by another static object (the shared WordNet
+// of api::shared_labeller()) is released during exit, after a function-local static map
+// would already be gone.
+std::mutex& maps_mu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
 std::map<uintptr_t, size_t>& live_maps() {
-  static std::map<uintptr_t, size_t> m;
-  return m;
+  static auto* m = new std::map<uintptr_t, size_t>;
+  return *m;
 }
 
 }  // namespace
@@ -56,7 +62,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
                                       " bytes: " + std::strerror(e));
     }
     f->data_ = static_cast<const std::byte*>(p);
-    std::lock_guard<std::mutex> lock(g_maps_mu);
+    std::lock_guard<std::mutex> lock(maps_mu());
     live_maps()[reinterpret_cast<uintptr_t>(p)] = f->size_;
   }
   ::close(fd);
@@ -66,7 +72,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
 MappedFile::~MappedFile() {
   if (!data_) return;
   {
-    std::lock_guard<std::mutex> lock(g_maps_mu);
+    std::lock_guard<std::mutex> lock(maps_mu());
     live_maps().erase(reinterpret_cast<uintptr_t>(data_));
   }
   ::munmap(const_cast<std::byte*>(data_), size_);
@@ -76,7 +82,7 @@ size_t MappedFile::drop_resident(const std::byte* p, size_t n) {
   if (n == 0) return 0;
   const uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + n;
   {
-    std::lock_guard<std::mutex> lock(g_maps_mu);
+    std::lock_guard<std::mutex> lock(maps_mu());
     auto& m = live_maps();
     auto it = m.upper_bound(b);
     if (it == m.begin()) return 0;

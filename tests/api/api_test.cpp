@@ -5,6 +5,8 @@
 #include <cmath>
 #include <thread>
 
+#include "embedscope/analysis/baseline.h"
+#include "embedscope/api/explore.h"
 #include "embedscope/api/info.h"
 #include "embedscope/api/lookup.h"
 #include "embedscope/api/neighbors.h"
@@ -276,4 +278,55 @@ TEST(ApiNeighbors, BadRequestsAreErrorsNamingTheProblem) {
   }
   r.queries = {api::NeighborQuery::row(100)};
   EXPECT_THROW(api::neighbors(*h, r), Error);
+}
+
+// The baseline's init override is a per-call argument of the shared explorer: a request naming
+// one gets the same baseline a private Explorer built with that init gives, the next request
+// without one gets the model's own again, and a bad hint is refused naming it.
+TEST(ApiExplore, InitOverrideIsPerCallAndEqualsAPrivateExplorer) {
+  // Explore's candidates are whole words WordNet knows: rename the synthetic rows.
+  const char* kWords[] = {"cat",   "dog",   "house", "tree",   "car",    "river", "music",
+                          "paper", "green", "water", "stone",  "bread",  "horse", "glass",
+                          "chair", "light", "money", "school", "garden", "window"};
+  ModelHandlePtr base = word_model(20, 16);
+  Model m;
+  m.emb.table = EmbeddingTable::from_f32(20, 16, [&] {
+    std::vector<float> v;
+    for (size_t i = 0; i < 20; ++i) {
+      std::vector<float> row = base->table().row(i);
+      v.insert(v.end(), row.begin(), row.end());
+    }
+    return v;
+  }());
+  for (const char* w : kWords) m.emb.vocab.add(w);
+  m.ref = m.path = "synthetic";
+  ModelHandlePtr h = ModelHandle::from_model(std::move(m));
+  api::ExploreRequest r;
+  r.word = "cat";
+  r.k = 5;
+  r.seed = 11;
+  r.init = "uniform:0.5";
+  ExploreResult a = api::explore(*h, r);
+  EXPECT_EQ(a.baseline.init, "uniform:0.5");
+  Explorer own(h->model(), nullptr, api::shared_labeller(),
+               {.k = 5, .seed = 11, .init = "uniform:0.5", .n_threads = 1});
+  ExploreResult b = own.explore("cat");
+  ASSERT_EQ(b.baseline.top_scores.size(), 5u);
+  ASSERT_EQ(a.baseline.top_scores.size(), b.baseline.top_scores.size());
+  for (size_t i = 0; i < b.baseline.top_scores.size(); ++i) {
+    EXPECT_EQ(a.baseline.top_scores[i], b.baseline.top_scores[i]) << i;
+    EXPECT_EQ(a.baseline.neighbors[i].id, b.baseline.neighbors[i].id) << i;
+  }
+  r.init.clear();
+  ExploreResult c = api::explore(*h, r);
+  EXPECT_EQ(c.baseline.init, parse_init_hint("").describe());
+  EXPECT_NE(c.baseline.top_scores, a.baseline.top_scores);
+  r.init = "normal:-1";
+  try {
+    api::explore(*h, r);
+    ADD_FAILURE() << "a negative scale was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("normal:-1"), std::string::npos) << e.what();
+  }
 }

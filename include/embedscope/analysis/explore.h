@@ -122,9 +122,11 @@ class Explorer {
   ~Explorer();
 
   ExploreResult explore(std::string_view word) const;
-  // The same with k and the baseline seed given per call (options.k / options.seed otherwise):
-  // one Explorer serves requests that differ only in these.
-  ExploreResult explore(std::string_view word, size_t k, uint64_t seed) const;
+  // The same with k, the baseline seed and (when `init` is not null) the baseline's init
+  // distribution given per call (the options' otherwise): one Explorer serves requests that
+  // differ only in these, so a server holds one per model whatever its clients ask.
+  ExploreResult explore(std::string_view word, size_t k, uint64_t seed,
+                        const InitDistribution* init = nullptr) const;
   // N words drawn (seeded) from the 10 N most frequent whole-word rows that WordNet knows
   // (frequency: the vocabulary's counts, else row order), each explored as its own row.
   SampleResult sample(size_t n_words) const;
@@ -137,7 +139,7 @@ class Explorer {
                                       const std::vector<TokenId>& exclude, const PreparedQuery& q,
                                       ScoreSummary* summary, size_t k) const;
   BaselineView baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q, uint64_t seed,
-                        size_t k) const;
+                        size_t k, const InitDistribution& init) const;
   const Model& model_;
   const BpeTokenizer* tok_;
   const Labeller& lab_;
