@@ -351,6 +351,8 @@ void HttpFront::serve_connection(int fd) {
       auto idle_until = Clock::now() + std::chrono::seconds(limits_.keep_alive_timeout_s);
       bool ready = false, saw_stop = false;
       while (!ready) {
+        // An idle keep-alive connection gives its worker up to connections that are waiting.
+        if (n > 0 && queue_depth() > 0) return;
         if (stopping_.load() && !saw_stop) {
           if (n > 0) return;  // idle keep-alive connection: closed at once
           // A connection accepted before the stop gets a short grace for its first request.

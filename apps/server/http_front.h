@@ -7,7 +7,9 @@
 //     chunked bodies and reads a too-large Content-Length through to skip it): else 413;
 //   - a bounded accept queue: connections beyond `max_queued` waiting for a worker get a
 //     canned 503 and are closed at once (the health route stays reachable once a worker frees);
-//   - idle keep-alive connections are closed after `keep_alive_timeout_s` and at shutdown;
+//   - idle keep-alive connections are closed after `keep_alive_timeout_s`, at shutdown, and at
+//     once when accepted connections are waiting for a worker (an idle client must not hold a
+//     thread others need; HTTP/1.1 clients reopen a connection the server closed while idle);
 //   - a listen backlog we choose (httplib compiles in 5).
 // Request lines longer than 8192 bytes get 414, header lines longer than 8192 get 400 (httplib).
 //

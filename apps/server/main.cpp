@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   app.add_option("--port,-p", o.port, "port (0 = ephemeral; the bound URL is printed on stderr)");
   app.add_option("--threads,-t", threads, "threads per search call (default: all cores)");
   app.add_option("--http-threads", o.front.workers, "connections served at once (default 128)");
+  app.add_option("--keep-alive", o.front.keep_alive_timeout_s,
+                 "seconds an idle keep-alive connection is kept (default 5; closed at once while "
+                 "other connections wait for a worker)")
+      ->check(CLI::Range(1, 3600));
   app.add_option("--max-queued", o.front.max_queued,
                  "accepted connections waiting for a worker before 503 (default 1024)");
   app.add_option("--api-key", o.api_key,

@@ -148,6 +148,55 @@ TEST_F(Serve, IdleKeepAliveConnectionsDoNotExhaustThePool) {  // H17
   for (int fd : idle) ::close(fd);
 }
 
+// H17, the other half: clients that made a request and keep the connection open hold their
+// workers only until someone else waits. Two workers, a 120 s keep-alive: two idle clients, then
+// a third client is answered (httplib's 5 s read timeout; without the shedding it would wait the
+// 120 s), and the server has closed an idle connection to make room.
+TEST_F(Serve, IdleKeepAliveClientsGiveTheirWorkersToWaitingConnections) {
+  ServerProc s(
+      {"--model", fixture("w.txt"), "--http-threads", "2", "--keep-alive", "120", "--quiet"});
+  ASSERT_GT(s.port(), 0) << s.log();
+  const std::string req = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) {
+    int fd = connect_to(s.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+    // One whole answer (its head and Content-Length body); the connection stays open.
+    std::string got;
+    auto t0 = Clock::now();
+    while (secs_since(t0) < 10) {
+      size_t head = got.find("\r\n\r\n");
+      size_t cl = got.find("Content-Length: ");
+      if (head != std::string::npos && cl < head &&
+          got.size() >= head + 4 + size_t(std::atol(got.c_str() + cl + 16)))
+        break;
+      char buf[4096];
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      ASSERT_GT(n, 0) << "closed before answering";
+      got.append(buf, size_t(n));
+    }
+    ASSERT_EQ(status_of(got), 200) << got;
+    EXPECT_NE(got.find("Keep-Alive"), std::string::npos) << got;
+    idle.push_back(fd);
+  }
+  Reply r = post(s.port(), "/v1/neighbors", R"({"query": "w3", "k": 2})");
+  EXPECT_EQ(r.status, 200);
+  int closed = 0;
+  for (int fd : idle) {
+    std::string rest = read_all(fd, 2);  // returns at the server's close (or after 2 s)
+    EXPECT_EQ(rest, "");
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    if (::poll(&p, 1, 0) == 1 && ::recv(fd, &c, 1, MSG_DONTWAIT) == 0) ++closed;
+    ::close(fd);
+  }
+  EXPECT_GE(closed, 1);
+  EXPECT_EQ(s.stop(), 0);
+}
+
 TEST_F(Serve, SlowlorisIsCutOffByTheRequestTimeout) {  // H16
   int fd = connect_to(w2v_->port());
   ASSERT_GE(fd, 0);
