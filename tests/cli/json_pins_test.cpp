@@ -156,10 +156,21 @@ TEST(JsonPins, StatsDocument) {
   auto r = f.cli("stats " + f.d.file("v.txt") + " --json -k 3 --components 2 --queries 50");
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
-  std::set<std::string> want{"anisotropy", "anisotropy.mean_cos_to_mean", "dim", "hubness",
-                             "hubness.antihub_share", "hubness.k", "hubness.k_occurrence_skew",
-                             "hubness.queries", "hubness.top_hubs", "model", "nonfinite_rows",
-                             "norms", "pca_explained", "rows", "zero_rows",
+  std::set<std::string> want{"anisotropy",
+                             "anisotropy.mean_cos_to_mean",
+                             "dim",
+                             "hubness",
+                             "hubness.antihub_share",
+                             "hubness.k",
+                             "hubness.k_occurrence_skew",
+                             "hubness.queries",
+                             "hubness.top_hubs",
+                             "model",
+                             "nonfinite_rows",
+                             "norms",
+                             "pca_explained",
+                             "rows",
+                             "zero_rows",
                              "anisotropy.random_pair_cos"};
   for (const char* s : {"max", "mean", "min", "p01", "p50", "p99", "sd"}) {
     want.insert(std::string("norms.") + s);
@@ -181,8 +192,8 @@ TEST(JsonPins, StatsDocument) {
 
 TEST(JsonPins, CompareDocument) {
   Fixture f;
-  auto r = f.cli("compare " + f.d.file("v.txt") + " " + f.d.file("v.txt") +
-                 " -k 3 --moved 2 --json");
+  auto r =
+      f.cli("compare " + f.d.file("v.txt") + " " + f.d.file("v.txt") + " -k 3 --moved 2 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(keys(j), (std::set<std::string>{"a", "aligned", "b", "k", "matched_by", "mean_drift",
