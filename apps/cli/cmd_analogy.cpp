@@ -17,7 +17,7 @@ int run_analogy(AnalogyOpts o) {
     throw Error(ErrorCode::kInvalidArgument,
                 "analogy needs three words A B C (A is to B as C is to ?), got " +
                     std::to_string(o.f.args.size()));
-  ModelHandlePtr h = open_handle(ref, {}, o.f.threads);
+  ModelHandlePtr h = open_handle(ref, "auto", o.f.threads);
   require_cosine(o.f, "analogy ranks");
   api::AnalogyResult r = api::analogy(*h, {.a = o.f.args[0],
                                            .b = o.f.args[1],
@@ -41,12 +41,11 @@ Command reg(
       app.add_option("--method", o->method,
                      "3cosadd (default; gensim most_similar) or 3cosmul (most_similar_cosmul)");
       app.footer(
-          "Example:\n"
-          "  embedscope analogy vectors.bin man king woman -k 5 --json     # queen ...\n"
+          "Example:\n  embedscope analogy vectors.bin man king woman -k 5 --json     # queen ...\n"
           "Inputs are unit-normalised and excluded from the answer (--include-query keeps them).\n"
           "JSON: "
-          "{\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...],"
-          "\"elapsed_ms\"}");
+          "{\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...]"
+          ",\"elapsed_ms\"}");
       return [o] { return run_analogy(*o); };
     },
     21);

@@ -35,8 +35,8 @@ Command reg(
       app.add_option("--threads", o->c.n_threads, "search threads")->capture_default_str();
       add_json_flag(app, o->json);
       app.footer(
-          "Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare a.vec "
-          "b.vec --json");
+          "Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare "
+          "a.vec b.vec --json");
       return [o] { return run(*o); };
     },
     61);

@@ -9,8 +9,7 @@ namespace embedscope::cli {
 namespace {
 
 struct Opts {
-  std::string kind, file, model;
-  HandleOptions h;
+  std::string kind, file, model, tokenizer = "auto";
   EvalOptions e;
   bool case_sensitive = false, json = false;
 };
@@ -26,7 +25,7 @@ int report(const ModelHandle& h, const Opts& o, const R& r) {
 int run(Opts o) {
   o.e.case_insensitive = !o.case_sensitive;
   if (o.e.n_threads == 0) o.e.n_threads = process_threads();
-  ModelHandlePtr h = open_handle(o.model, o.h);
+  ModelHandlePtr h = open_handle(o.model, o.tokenizer);
   if (o.kind == "analogy") return report(*h, o, api::eval_analogies(*h, o.file, o.e));
   return report(*h, o, api::eval_pairs(*h, o.file, o.e));
 }
@@ -50,15 +49,15 @@ Command reg(
       app.add_flag("--dummy4unknown", o->e.dummy4unknown,
                    "count OOV questions as wrong / pairs as 0 (gensim)");
       app.add_option(
-             "--tokenizer", o->h.tokenizer,
+             "--tokenizer", o->tokenizer,
              "auto (the model's recorded or bundled tokenizer), gpt2, none, or a tokenizer.json / "
              "folder (token models: words are encoded, multi-token words composed)")
           ->capture_default_str();
       add_threads_flag(app, o->e.n_threads);
       add_json_flag(app, o->json);
       app.footer(
-          "Examples:\n  embedscope eval analogy questions-words.txt --model vectors.bin\n"
-          "  embedscope eval similarity wordsim353.tsv --model vectors.bin --json");
+          "Examples:\n  embedscope eval analogy questions-words.txt --model vectors.bin\n  "
+          "embedscope eval similarity wordsim353.tsv --model vectors.bin --json");
       return [o] { return run(*o); };
     },
     62);

@@ -8,18 +8,19 @@ namespace embedscope::cli {
 namespace {
 
 struct Opts {
-  api::ExploreRequest r{.lazy_tokenizer = true};
+  api::ExploreRequest r;
   std::string model, tokenizer = "auto";
   size_t threads = 0;
   bool json = false, timings = false;
 };
 
-int run(const Opts& o) {
+int run(Opts o) {
+  o.r.lazy_tokenizer = true;  // a one-shot process: skip loading merges when it can
   if (o.tokenizer != "auto" && o.tokenizer != "gpt2" && o.tokenizer != "none")
     throw Error(ErrorCode::kInvalidArgument,
                 "--tokenizer '" + o.tokenizer + "': expected auto, gpt2 or none");
   double t0 = now_ms();
-  ModelHandlePtr h = open_handle(o.model, {.tokenizer = o.tokenizer}, o.threads);
+  ModelHandlePtr h = open_handle(o.model, o.tokenizer, o.threads);
   double t1 = now_ms();
   // --timings: phase costs on stderr (bench/explore_bench.sh reads them).
   auto report = [&] {
@@ -61,15 +62,11 @@ Command reg(
       app.add_flag("--timings", o->timings, "print phase timings (ms) to stderr");
       app.footer(
           "Labels: variant (same word up to case/space/markers, same WordNet lemma or Snowball "
-          "stem,\n"
-          "WordNet derivation), synonym (shared synset), related (WordNet path of <= 2 hops or a "
-          "shared\n"
-          "hypernym <= 2 levels up), noise (special, number/punct, subword, rare, unrelated). See "
-          "docs/explore.md.\n\n"
-          "Examples:\n"
-          "  embedscope explore computer\n"
-          "  embedscope explore king --model vectors.bin -k 5 --json\n"
-          "  embedscope explore --sample 50 --model gpt2");
+          "stem,\nWordNet derivation), synonym (shared synset), related (WordNet path of <= 2 "
+          "hops or a shared\nhypernym <= 2 levels up), noise (special, number/punct, subword, "
+          "rare, unrelated). See docs/explore.md.\n\nExamples:\n  embedscope explore computer\n  "
+          "embedscope explore king --model vectors.bin -k 5 --json\n  embedscope explore "
+          "--sample 50 --model gpt2");
       return [o] {
         if (o->r.sample == 0 && o->r.word.empty())
           throw Error(ErrorCode::kInvalidArgument, "explore: give a WORD or --sample N");

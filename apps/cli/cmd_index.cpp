@@ -32,7 +32,7 @@ int run_query(IndexOpts o) {
   std::string ref = take_model_ref(o.f, 1);
   if (o.f.args.size() != 1)
     throw Error(ErrorCode::kInvalidArgument, "index query needs one query WORD (or #ID)");
-  ModelHandlePtr h = open_handle(ref, {}, o.f.threads);
+  ModelHandlePtr h = open_handle(ref, "auto", o.f.threads);
   api::HnswResult res =
       hnsw_query(*h, o.f, o.index, api::NeighborQuery::word(o.f.args[0]), o.ef, o.check_recall);
   o.f.json ? print_json(api::to_json(*h, res)) : print_text(api::index_query_text(*h, res));
@@ -67,12 +67,11 @@ Command reg(
                   "compare with exact search: recall@k and the missed rows");
       q->footer(
           "Example:\n  embedscope index query --model vectors.bin --index vectors.hnsw king --ef "
-          "100 --check-recall --json\n"
-          "JSON: {\"query\", \"neighbors\", \"mode\": \"hnsw\", \"elapsed_ms\", \"recall\", "
-          "\"missed\"}");
+          "100 --check-recall --json\nJSON: {\"query\", \"neighbors\", \"mode\": \"hnsw\", "
+          "\"elapsed_ms\", \"recall\", \"missed\"}");
       app.footer(
-          "Examples:\n  embedscope index build --model vectors.bin -o v.hnsw\n"
-          "  embedscope index query --model vectors.bin --index v.hnsw king --check-recall");
+          "Examples:\n  embedscope index build --model vectors.bin -o v.hnsw\n  embedscope index "
+          "query --model vectors.bin --index v.hnsw king --check-recall");
       return [o, b] { return b->parsed() ? run_build(*o) : run_query(*o); };
     },
     25);

@@ -33,16 +33,14 @@ static Command reg(
       app.description(
           "Show what a file, model folder or hub id contains: the embedding tensor chosen and "
           "why, shape, dtype or quantisation, vocabulary, tied input/output embeddings, "
-          "tokenizer files, row-norm statistics and load time.\n\n"
-          "Accepted references: .safetensors, .bin/.pt (PyTorch zip), .gguf, .npy, word2vec / "
-          "GloVe / fastText .vec files; a Hugging Face model folder; a hub id (gpt2, org/name) "
-          "found in the local Hugging Face cache (never downloaded).");
+          "tokenizer files, row-norm statistics and load time.\n\nAccepted references: "
+          ".safetensors, .bin/.pt (PyTorch zip), .gguf, .npy, word2vec / GloVe / fastText .vec "
+          "files; a Hugging Face model folder; a hub id (gpt2, org/name) found in the local "
+          "Hugging Face cache (never downloaded).");
       app.footer(
-          "Examples:\n"
-          "  embedscope info model.safetensors\n"
-          "  embedscope info --model gpt2 --json\n"
-          "  embedscope info --model ./llama-folder --matrix output\n"
-          "  embedscope info model.gguf --tensor output.weight");
+          "Examples:\n  embedscope info model.safetensors\n  embedscope info --model gpt2 --json\n"
+          "  embedscope info --model ./llama-folder --matrix output\n  embedscope info "
+          "model.gguf --tensor output.weight");
       app.add_option("FILE", o->file, "file or folder to inspect");
       app.add_option("--model,-m", o->model, "model reference (file, folder or hub id)");
       app.add_option("--matrix", o->matrix, "input (default) or output embedding")

@@ -49,9 +49,9 @@ Command reg(
       add_json_flag(app, o->json, "print JSON {dim, rows:[{id, token, vector}]}");
       app.add_option("--npy", o->npy, "write the rows as a float32 .npy file instead");
       app.footer(
-          "Examples:\n  embedscope lookup vectors.bin king\n"
-          "  embedscope lookup computer            # the default model's row(s)\n"
-          "  embedscope lookup model.safetensors --ids 1,2,3 --npy rows.npy");
+          "Examples:\n  embedscope lookup vectors.bin king\n  embedscope lookup computer         "
+          "   # the default model's row(s)\n  embedscope lookup model.safetensors --ids 1,2,3 "
+          "--npy rows.npy");
       return [o] { return run_lookup(*o); };
     },
     30);
@@ -72,8 +72,8 @@ Command reg_convert(
                      "safetensors | npy | word2vec | word2vec-bin (default: from OUT's extension)");
       app.add_option("--tensor", o->tensor, "tensor to take from IN");
       app.footer(
-          "Example:\n  embedscope convert vectors.bin vectors.safetensors\n"
-          "  embedscope convert model.safetensors out.txt --to word2vec");
+          "Example:\n  embedscope convert vectors.bin vectors.safetensors\n  embedscope convert "
+          "model.safetensors out.txt --to word2vec");
       return [o] { return run_convert(*o); };
     },
     40);

@@ -75,13 +75,14 @@ int run_batch(const ModelHandle& h, const NeighborsOpts& o, api::NeighborsReques
 int run_neighbors(NeighborsOpts o) {
   bool by_word = o.id == kNoId && o.vector_file.empty() && o.expr.empty() && o.batch.empty();
   ModelHandlePtr h = open_search(o.f, by_word ? 1 : 0);
-  api::NeighborsRequest req{.k = o.f.k,
-                            .metric = o.f.metric,
-                            .mode = o.f.mode,
-                            .include_query = o.f.include_query,
-                            .center = o.f.center,
-                            .csls_k = o.csls,
-                            .filter = filter_spec(o.f)};
+  api::NeighborsRequest req;
+  req.k = o.f.k;
+  req.metric = o.f.metric;
+  req.mode = o.f.mode;
+  req.include_query = o.f.include_query;
+  req.center = o.f.center;
+  req.csls_k = o.csls;
+  req.filter = filter_spec(o.f);
   if (!o.batch.empty()) return run_batch(*h, o, req);
   api::NeighborQuery q = make_query(*h, o);
   if (o.index.empty()) {
@@ -118,15 +119,13 @@ Command reg(
       app.add_flag("--check-recall", o->check_recall,
                    "with --index: compare with exact search, list misses");
       app.footer(
-          "Examples:\n"
-          "  embedscope neighbors vectors.bin king -k 5\n"
-          "  embedscope neighbors --model gpt2 computer --class word --json\n"
-          "  embedscope neighbors vectors.bin --expr \"king - man + woman\" --mode fast\n"
-          "  embedscope neighbors vectors.bin --batch words.txt --json --threads 2\n"
-          "  mpirun -np 4 embedscope neighbors big.npy --batch words.txt --json  (row shards)\n"
-          "JSON: {\"query\", \"neighbors\": [{\"id\", \"token\", \"score\"}...], \"mode\", "
-          "\"elapsed_ms\"},\n"
-          "sorted by score descending, ties by id (L2: score = -distance).");
+          "Examples:\n  embedscope neighbors vectors.bin king -k 5\n  embedscope neighbors "
+          "--model gpt2 computer --class word --json\n  embedscope neighbors vectors.bin --expr "
+          "\"king - man + woman\" --mode fast\n  embedscope neighbors vectors.bin --batch "
+          "words.txt --json --threads 2\n  mpirun -np 4 embedscope neighbors big.npy --batch "
+          "words.txt --json  (row shards)\nJSON: {\"query\", \"neighbors\": [{\"id\", \"token\", "
+          "\"score\"}...], \"mode\", \"elapsed_ms\"},\nsorted by score descending, ties by id "
+          "(L2: score = -distance).");
       return [o] { return run_neighbors(*o); };
     },
     20);

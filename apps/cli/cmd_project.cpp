@@ -17,7 +17,7 @@ struct Opts {
 int run(const Opts& o) {
   if (o.out.empty() && !o.json)
     throw Error(ErrorCode::kInvalidArgument, "project: give -o FILE.npy, --json, or both");
-  ModelHandlePtr h = open_handle(o.model, {}, o.threads);
+  ModelHandlePtr h = open_handle(o.model, "auto", o.threads);
   api::ProjectionResult res = api::project(*h, o.r, progress_printer(o.quiet), !o.no_cache);
   if (!res.from_cache) end_progress(o.quiet);
   const Projection& p = res.projection;
@@ -54,9 +54,9 @@ Command reg(
       add_json_flag(app, o->json,
                     "print {model, method, dims, rows, coords} (GET /v1/projection's document)");
       app.footer(
-          "Examples:\n  embedscope project --method pca -o pca.npy\n"
-          "  embedscope project gpt2 --method umap --dims 2 -o umap.npy\n"
-          "  python3 -c \"import numpy; print(numpy.load('umap.npy').shape)\"   # (50257, 2)");
+          "Examples:\n  embedscope project --method pca -o pca.npy\n  embedscope project gpt2 "
+          "--method umap --dims 2 -o umap.npy\n  python3 -c \"import numpy; "
+          "print(numpy.load('umap.npy').shape)\"   # (50257, 2)");
       return [o] { return run(*o); };
     },
     65);

@@ -12,7 +12,7 @@ int run_pair(SearchFlags f, bool rank) {
     throw Error(ErrorCode::kInvalidArgument, std::string(rank ? "rank" : "similarity") +
                                                  " needs two words A B, got " +
                                                  std::to_string(f.args.size()));
-  ModelHandlePtr h = open_handle(ref, {}, f.threads);
+  ModelHandlePtr h = open_handle(ref, "auto", f.threads);
   api::PairResult r =
       api::word_pair(*h, {.a = f.args[0], .b = f.args[1], .rank = rank, .center = f.center});
   f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(r));
@@ -33,9 +33,8 @@ Command reg_sim(
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
       app.footer(
-          "Example:\n  embedscope similarity vectors.bin king queen --json\n"
-          "JSON: {\"a\", \"b\", \"similarity\"} (words split into pieces use the mean of their "
-          "rows)");
+          "Example:\n  embedscope similarity vectors.bin king queen --json\nJSON: {\"a\", \"b\", "
+          "\"similarity\"} (words split into pieces use the mean of their rows)");
       return [f] { return run_pair(*f, false); };
     },
     22);
@@ -47,9 +46,9 @@ Command reg_rank(
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
       app.footer(
-          "Example:\n  embedscope rank vectors.bin king queen --json\n"
-          "rank = 1 + the number of rows (not A's own) more similar to A than B is.\n"
-          "JSON: {\"a\", \"b\", \"rank\", \"similarity\"}");
+          "Example:\n  embedscope rank vectors.bin king queen --json\nrank = 1 + the number of "
+          "rows (not A's own) more similar to A than B is.\nJSON: {\"a\", \"b\", \"rank\", "
+          "\"similarity\"}");
       return [f] { return run_pair(*f, true); };
     },
     23);

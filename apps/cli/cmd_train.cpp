@@ -104,17 +104,16 @@ Command reg(
       app.add_flag("-q,--quiet", a->quiet, "No progress output");
       add_json_flag(app, a->json, "Print the summary as JSON");
       app.footer(
-          "Examples:\n"
-          "  embedscope train corpus.txt -o vectors.safetensors --dim 100 --epochs 5\n"
-          "  embedscope train books/ -o gpt2-sg.safetensors --tokenizer gpt2 --threads 2\n"
-          "  embedscope train corpus.txt -o v.bin --checkpoint-every 1000000 --resume\n"
-          "  mpirun -np 4 embedscope train corpus.txt -o v.safetensors --threads 1\n\n"
-          "Under mpirun (or srun) the processes train one model: each reads its share of the\n"
-          "corpus, rows are synchronised by MPI_Allreduce, rank 0 writes the output and the\n"
-          "checkpoints (at epoch ends; resume on any number of processes). --threads defaults\n"
-          "to the host's cores divided by its ranks. docs/distributed.md has the details.\n\n"
-          "Progress goes to stderr: one updating line on a terminal, JSON lines otherwise\n"
-          "(--quiet for none). Safetensors output stores the vocabulary and per-row counts.");
+          "Examples:\n  embedscope train corpus.txt -o vectors.safetensors --dim 100 --epochs 5\n"
+          "  embedscope train books/ -o gpt2-sg.safetensors --tokenizer gpt2 --threads 2\n  "
+          "embedscope train corpus.txt -o v.bin --checkpoint-every 1000000 --resume\n  mpirun "
+          "-np 4 embedscope train corpus.txt -o v.safetensors --threads 1\n\nUnder mpirun (or "
+          "srun) the processes train one model: each reads its share of the\ncorpus, rows are "
+          "synchronised by MPI_Allreduce, rank 0 writes the output and the\ncheckpoints (at "
+          "epoch ends; resume on any number of processes). --threads defaults\nto the host's "
+          "cores divided by its ranks. docs/distributed.md has the details.\n\nProgress goes to "
+          "stderr: one updating line on a terminal, JSON lines otherwise\n(--quiet for none). "
+          "Safetensors output stores the vocabulary and per-row counts.");
       return [a] { return run_train(*a); };
     },
     60);

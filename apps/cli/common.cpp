@@ -62,9 +62,11 @@ void end_progress(bool quiet) {
   if (!quiet && ::isatty(2)) std::fprintf(stderr, "\n");
 }
 
-ModelHandlePtr open_handle(const std::string& ref, HandleOptions options, size_t threads) {
+ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer, size_t threads) {
   if (threads) set_process_threads(threads);
-  if (!options.progress) options.progress = progress_line;
+  HandleOptions options;
+  options.tokenizer = tokenizer;
+  options.progress = progress_line;
   ModelHandlePtr h = ModelHandle::open(ref, options);
   if (ref.empty() && ::isatty(2)) std::fprintf(stderr, "\r\033[K");
   return h;

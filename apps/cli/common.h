@@ -27,8 +27,10 @@ void print_text(const std::string& s);
 // Loads `ref` (or the embedded default model when ref is empty).
 Model load_model_ref(const std::string& ref, const ModelOptions& options = {});
 // Opens a handle on `ref` ("" = the default model, with a progress line while it trains on
-// first use); sets the process's thread count first when threads > 0.
-ModelHandlePtr open_handle(const std::string& ref, HandleOptions options = {}, size_t threads = 0);
+// first use) with HandleOptions::tokenizer; sets the process's thread count first when
+// threads > 0.
+ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer = "auto",
+                           size_t threads = 0);
 double now_ms();
 // Long work's progress on stderr: one updating line on a terminal, JSON lines otherwise
 // ({event, stage, done, total, unit, rate, eta_seconds, extra}); null when quiet.

@@ -41,7 +41,7 @@ std::string take_model_ref(SearchFlags& f, int n_words) {
 
 ModelHandlePtr open_search(SearchFlags& f, int n_words) {
   std::string ref = take_model_ref(f, n_words);
-  return open_handle(ref, {}, f.threads);
+  return open_handle(ref, "auto", f.threads);
 }
 
 FilterSpec filter_spec(const SearchFlags& f) {
