@@ -1,9 +1,6 @@
 // embedscope analogy: "a is to b as c is to ?" by 3CosAdd or 3CosMul (gensim semantics).
-#include <cstdio>
-
 #include "command.h"
-#include "embedscope/api/analogy.h"
-#include "embedscope/core/error.h"
+#include "embedscope/api/text_output.h"
 #include "search_cli.h"
 
 namespace embedscope::cli {
@@ -20,33 +17,18 @@ int run_analogy(AnalogyOpts o) {
     throw Error(ErrorCode::kInvalidArgument,
                 "analogy needs three words A B C (A is to B as C is to ?), got " +
                     std::to_string(o.f.args.size()));
-  LoadedSearch ls = load_search(ref, o.f);
-  std::optional<std::vector<uint8_t>> allow;
-  FilterSpec spec;
-  SearchOptions so = search_options(ls, o.f, &allow, &spec);
-  if (so.metric != Metric::kCosine)
-    throw Error(ErrorCode::kInvalidArgument,
-                "analogy ranks by cosine; drop --metric " + o.f.metric);
-  api::AnalogyResult r = api::analogy(*ls.handle, {.a = o.f.args[0],
-                                                   .b = o.f.args[1],
-                                                   .c = o.f.args[2],
-                                                   .k = so.k,
-                                                   .method = o.method,
-                                                   .mode = o.f.mode,
-                                                   .include_query = o.f.include_query,
-                                                   .center = o.f.center,
-                                                   .filter = spec});
-  if (o.f.json) {
-    print_json(api::to_json(*ls.handle, r));
-    return kExitOk;
-  }
-  const auto& nn = r.neighbors;
-  const double ms = r.elapsed_ms;
-  const AnalogyMethod method = r.method;
-  std::printf("%s : %s :: %s : ?   (%s, %.2f ms)\n", printable(o.f.args[0]).c_str(),
-              printable(o.f.args[1]).c_str(), printable(o.f.args[2]).c_str(),
-              std::string(analogy_method_name(method)).c_str(), ms);
-  print_neighbors(ls, nn, Metric::kCosine);
+  ModelHandlePtr h = open_handle(ref, "auto", o.f.threads);
+  require_cosine(o.f, "analogy ranks");
+  api::AnalogyResult r = api::analogy(*h, {.a = o.f.args[0],
+                                           .b = o.f.args[1],
+                                           .c = o.f.args[2],
+                                           .k = o.f.k,
+                                           .method = o.method,
+                                           .mode = o.f.mode,
+                                           .include_query = o.f.include_query,
+                                           .center = o.f.center,
+                                           .filter = filter_spec(o.f)});
+  o.f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(*h, r));
   return kExitOk;
 }
 
@@ -59,12 +41,11 @@ Command reg(
       app.add_option("--method", o->method,
                      "3cosadd (default; gensim most_similar) or 3cosmul (most_similar_cosmul)");
       app.footer(
-          "Example:\n"
-          "  embedscope analogy vectors.bin man king woman -k 5 --json     # queen ...\n"
+          "Example:\n  embedscope analogy vectors.bin man king woman -k 5 --json     # queen ...\n"
           "Inputs are unit-normalised and excluded from the answer (--include-query keeps them).\n"
           "JSON: "
-          "{\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...],"
-          "\"elapsed_ms\"}");
+          "{\"a\",\"b\",\"c\",\"method\",\"mode\",\"neighbors\":[{\"id\",\"token\",\"score\"}...]"
+          ",\"elapsed_ms\"}");
       return [o] { return run_analogy(*o); };
     },
     21);

@@ -1,10 +1,7 @@
 // embedscope compare A B: neighbour overlap and Procrustes-aligned drift between two tables.
-#include <cstdio>
-#include <memory>
-
 #include "command.h"
 #include "common.h"
-#include "embedscope/api/compare.h"
+#include "embedscope/api/text_output.h"
 
 namespace embedscope::cli {
 namespace {
@@ -18,23 +15,8 @@ struct Opts {
 int run(Opts o) {
   ModelHandlePtr a = open_handle(o.a), b = open_handle(o.b);
   api::CompareReport rep = api::compare(*a, *b, o.c);
-  const CompareResult& r = rep.result;
-  if (o.json) {
-    print_json(api::to_json(rep));
-    return kExitOk;
-  }
-  std::printf("%s vs %s: %zu shared rows (matched by %s)\n", rep.a.c_str(), rep.b.c_str(),
-              r.n_shared, r.matched_by.c_str());
-  std::printf("overlap@%zu: %.3f mean over %zu words\n", o.c.k, r.mean_overlap, r.overlaps.size());
-  if (r.aligned) {
-    std::printf("Procrustes-aligned drift (1 - cos): mean %.4f, median %.4f\n", r.mean_drift,
-                r.median_drift);
-    std::printf("moved most:\n");
-    for (auto& w : r.moved) std::printf("  %-20s %.4f\n", printable(w.word).c_str(), w.drift);
-  } else {
-    std::printf("dims differ (%zu vs %zu): no Procrustes alignment\n", a->table().dim(),
-                b->table().dim());
-  }
+  o.json ? print_json(api::to_json(rep))
+         : print_text(api::to_text(rep, a->table().dim(), b->table().dim()));
   return kExitOk;
 }
 
@@ -51,10 +33,10 @@ Command reg(
           ->capture_default_str();
       app.add_option("--seed", o->c.seed, "sampling seed")->capture_default_str();
       app.add_option("--threads", o->c.n_threads, "search threads")->capture_default_str();
-      app.add_flag("--json", o->json, "machine-readable output");
+      add_json_flag(app, o->json);
       app.footer(
-          "Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare a.vec "
-          "b.vec --json");
+          "Examples:\n  embedscope compare before.bin after.bin -k 10\n  embedscope compare "
+          "a.vec b.vec --json");
       return [o] { return run(*o); };
     },
     61);

@@ -1,9 +1,6 @@
 // embedscope similarity / rank / doesnt-match: relations between words (gensim semantics).
-#include <cstdio>
-
 #include "command.h"
-#include "embedscope/api/relations.h"
-#include "embedscope/core/error.h"
+#include "embedscope/api/text_output.h"
 #include "search_cli.h"
 
 namespace embedscope::cli {
@@ -15,28 +12,17 @@ int run_pair(SearchFlags f, bool rank) {
     throw Error(ErrorCode::kInvalidArgument, std::string(rank ? "rank" : "similarity") +
                                                  " needs two words A B, got " +
                                                  std::to_string(f.args.size()));
-  LoadedSearch ls = load_search(ref, f);
-  api::PairResult r = api::word_pair(
-      *ls.handle, {.a = f.args[0], .b = f.args[1], .rank = rank, .center = f.center});
-  if (f.json)
-    print_json(api::to_json(*ls.handle, r));
-  else if (rank)
-    std::printf("rank of '%s' among the neighbours of '%s': %zu (cosine %.4f)\n",
-                printable(r.request.b).c_str(), printable(r.request.a).c_str(), r.rank,
-                double(r.similarity));
-  else
-    std::printf("%.6f\n", double(r.similarity));
+  ModelHandlePtr h = open_handle(ref, "auto", f.threads);
+  api::PairResult r =
+      api::word_pair(*h, {.a = f.args[0], .b = f.args[1], .rank = rank, .center = f.center});
+  f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(r));
   return kExitOk;
 }
 
 int run_doesnt_match(SearchFlags f) {
-  std::string ref = take_model_ref(f, -1);
-  LoadedSearch ls = load_search(ref, f);
-  api::DoesntMatchResult r = api::doesnt_match(*ls.handle, {.words = f.args, .center = f.center});
-  if (f.json)
-    print_json(api::to_json(*ls.handle, r));
-  else
-    std::printf("%s\n", printable(f.args[r.odd]).c_str());
+  ModelHandlePtr h = open_search(f, -1);
+  api::DoesntMatchResult r = api::doesnt_match(*h, {.words = f.args, .center = f.center});
+  f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(r));
   return kExitOk;
 }
 
@@ -47,9 +33,8 @@ Command reg_sim(
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
       app.footer(
-          "Example:\n  embedscope similarity vectors.bin king queen --json\n"
-          "JSON: {\"a\", \"b\", \"similarity\"} (words split into pieces use the mean of their "
-          "rows)");
+          "Example:\n  embedscope similarity vectors.bin king queen --json\nJSON: {\"a\", \"b\", "
+          "\"similarity\"} (words split into pieces use the mean of their rows)");
       return [f] { return run_pair(*f, false); };
     },
     22);
@@ -61,9 +46,9 @@ Command reg_rank(
       app.add_option("ARGS", f->args, "[FILE] A B");
       add_search_flags(app, *f, false);
       app.footer(
-          "Example:\n  embedscope rank vectors.bin king queen --json\n"
-          "rank = 1 + the number of rows (not A's own) more similar to A than B is.\n"
-          "JSON: {\"a\", \"b\", \"rank\", \"similarity\"}");
+          "Example:\n  embedscope rank vectors.bin king queen --json\nrank = 1 + the number of "
+          "rows (not A's own) more similar to A than B is.\nJSON: {\"a\", \"b\", \"rank\", "
+          "\"similarity\"}");
       return [f] { return run_pair(*f, true); };
     },
     23);

@@ -1,14 +1,9 @@
-// embedscope tokenize: ids, readable pieces and byte offsets of a text under a BPE vocabulary.
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
-
+// embedscope tokenize: ids, readable pieces and byte offsets of a text under a BPE vocabulary;
+// embedscope decode: ids -> text (api/tokenizer_ops.h).
 #include "command.h"
 #include "common.h"
-#include "embedscope/core/error.h"
+#include "embedscope/api/tokenizer_ops.h"
 #include "embedscope/core/paths.h"
-#include "embedscope/tokenizer/bpe.h"
 
 namespace embedscope::cli {
 namespace {
@@ -18,93 +13,32 @@ struct Opts {
   bool json = false, allow_special = false;
 };
 
-// --model: a folder (tokenizer.json, or vocab.json + merges.txt), a tokenizer.json, or a .gguf.
-BpeTokenizer load_tokenizer(const std::string& ref) {
-  if (ref.empty()) return BpeTokenizer::gpt2_default();
-  if (dir_exists(ref)) {
-    std::optional<BpeTokenizer> tok = BpeTokenizer::find_in_dir(ref);
-    if (!tok)
-      throw Error(ErrorCode::kNotFound, ref +
-                                            ": no tokenizer files (tokenizer.json, or vocab.json + "
-                                            "merges.txt, or encoder.json + vocab.bpe)");
-    return std::move(*tok);
-  }
-  if (ref.size() > 5 && ref.ends_with(".gguf")) return BpeTokenizer::from_gguf(ref);
-  if (!file_exists(ref)) throw Error(ErrorCode::kNotFound, ref + ": no such file or folder");
-  return BpeTokenizer::from_tokenizer_json(ref);
-}
-
 int run(const Opts& o) {
   if (o.text.empty() == o.file.empty())
     throw Error(ErrorCode::kInvalidArgument, "give either TEXT or --file F (exactly one)");
   std::string text = o.file.empty() ? o.text : read_small_file(o.file);
-  BpeTokenizer tok = load_tokenizer(o.model);
-  std::vector<size_t> offsets;
-  std::vector<TokenId> ids = tok.encode_with_offsets(text, &offsets, o.allow_special);
-  if (o.json) {
-    json pieces = json::array();
-    for (TokenId id : ids) pieces.push_back(tok.display(id));
-    print_json({{"ids", ids}, {"pieces", pieces}, {"offsets", offsets}}, false);
-    return kExitOk;
-  }
-  std::printf("%zu tokens, %zu bytes\n", ids.size(), text.size());
-  std::printf("%8s %8s  %s\n", "offset", "id", "piece");
-  for (size_t i = 0; i < ids.size(); ++i)
-    std::printf("%8zu %8d  %s%s\n", offsets[i], ids[i], tok.display(ids[i]).c_str(),
-                tok.is_special(ids[i]) ? "  (special)" : "");
+  BpeTokenizer tok = api::load_tokenizer_ref(o.model);
+  api::TokenizeResult r = api::tokenize(tok, text, o.allow_special);
+  o.json ? print_json(api::to_json(r), false) : print_text(api::to_text(tok, r, text.size()));
   return kExitOk;
 }
 
-// decode: ids -> text. The ids come as one comma- or space-separated list ("464,3290" or
-// "464 3290"); --bytes writes the exact bytes (a token may end inside a UTF-8 character).
+// The ids come as one comma- or space-separated list ("464,3290" or "464 3290"); --bytes
+// writes the exact bytes (a token may end inside a UTF-8 character).
 struct DecodeOpts {
   std::vector<std::string> ids;
   std::string model;
   bool json = false, bytes = false;
 };
 
-std::vector<TokenId> parse_decode_ids(const std::vector<std::string>& args, size_t vocab_size) {
-  std::vector<TokenId> ids;
-  for (const std::string& a : args) {
-    size_t pos = 0;
-    while (pos < a.size()) {
-      size_t end = a.find_first_of(", ", pos);
-      if (end == std::string::npos) end = a.size();
-      std::string part = a.substr(pos, end - pos);
-      pos = end + 1;
-      if (part.empty()) continue;
-      char* stop = nullptr;
-      errno = 0;
-      long long v = std::strtoll(part.c_str(), &stop, 10);
-      if (stop != part.c_str() + part.size() || errno != 0)
-        throw Error(ErrorCode::kInvalidArgument,
-                    "decode: '" + part + "' is not a token id (an integer)");
-      if (v < 0 || size_t(v) >= vocab_size)
-        throw Error(ErrorCode::kOutOfRange, "decode: token id " + part + " is out of range [0, " +
-                                                std::to_string(vocab_size) + ")");
-      ids.push_back(TokenId(v));
-    }
-  }
-  if (ids.empty()) throw Error(ErrorCode::kInvalidArgument, "decode: give at least one token id");
-  return ids;
-}
-
 int run_decode(const DecodeOpts& o) {
-  BpeTokenizer tok = load_tokenizer(o.model);
-  std::vector<TokenId> ids = parse_decode_ids(o.ids, tok.vocab_size());
+  BpeTokenizer tok = api::load_tokenizer_ref(o.model);
+  std::vector<TokenId> ids = api::parse_token_ids(o.ids, tok.vocab_size());
   if (o.json) {
-    json pieces = json::array();
-    for (TokenId id : ids) pieces.push_back(tok.display(id));
-    std::string raw = tok.decode_bytes(ids);
-    json bytes = json::array();
-    for (unsigned char c : raw) bytes.push_back(int(c));
-    print_json({{"ids", ids}, {"text", tok.decode(ids)}, {"pieces", pieces}, {"bytes", bytes}},
-               false);
+    print_json(api::decode_json(tok, ids), false);
     return kExitOk;
   }
-  std::string out = o.bytes ? tok.decode_bytes(ids) : tok.decode(ids);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!o.bytes) std::fputc('\n', stdout);
+  print_text(o.bytes ? tok.decode_bytes(ids) : tok.decode(ids) + "\n");
   return kExitOk;
 }
 
@@ -118,14 +52,11 @@ Command reg_decode(
           "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
       app.add_flag("--bytes", o->bytes,
                    "write the exact bytes (no U+FFFD for partial characters, no newline)");
-      app.add_flag("--json", o->json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
+      add_json_flag(app, o->json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
       app.footer(
           "Text shows a partial UTF-8 character as U+FFFD; --bytes writes what the ids stand for "
-          "exactly.\n"
-          "Examples:\n"
-          "  embedscope decode 464,3290          # \"The dog\"\n"
-          "  embedscope decode 3644 --json\n"
-          "  embedscope decode 447 --bytes | xxd");
+          "exactly.\nExamples:\n  embedscope decode 464,3290          # \"The dog\"\n  "
+          "embedscope decode 3644 --json\n  embedscope decode 447 --bytes | xxd");
       return [o] { return run_decode(*o); };
     },
     31);
@@ -144,12 +75,10 @@ Command reg(
       app.add_flag("--json", o->json,
                    "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");
       app.footer(
-          "Pieces are shown readably: a space as ␣, control bytes as <0x0A>, partial UTF-8 as hex "
-          "bytes.\n"
-          "Examples:\n"
-          "  embedscope tokenize \" computer\"            # 1 token: 3644 ␣computer\n"
-          "  embedscope tokenize --file notes.txt --json\n"
-          "  embedscope tokenize --model ./my-model \"Hello world\"");
+          "Pieces are shown readably: a space as ␣, control bytes as <0x0A>, partial UTF-8 as "
+          "hex bytes.\nExamples:\n  embedscope tokenize \" computer\"            # 1 token: 3644 "
+          "␣computer\n  embedscope tokenize --file notes.txt --json\n  embedscope tokenize "
+          "--model ./my-model \"Hello world\"");
       return [o] { return run(*o); };
     },
     30);

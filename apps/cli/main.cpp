@@ -18,21 +18,11 @@ std::vector<CommandSpec>& registry() {
 
 // The exit code of an error (declared in common.h: the MPI paths end a job with it).
 int exit_code_for(ErrorCode c) {
-  switch (c) {
-    case ErrorCode::kInvalidArgument:
-      return kExitUsage;
-    case ErrorCode::kNotFound:
-      return kExitNotFound;
-    case ErrorCode::kOutOfRange:
-      return kExitOutOfRange;
-    case ErrorCode::kCorrupt:
-      return kExitCorrupt;
-    case ErrorCode::kUnsupported:
-      return kExitUnsupported;
-    case ErrorCode::kIo:
-      return kExitIo;
-  }
-  return kExitInternal;
+  // Indexed by ErrorCode, in core/error.h's order.
+  static constexpr int kByCode[] = {kExitUsage,   kExitNotFound,    kExitOutOfRange,
+                                    kExitCorrupt, kExitUnsupported, kExitIo};
+  static_assert(std::size(kByCode) == size_t(ErrorCode::kIo) + 1);
+  return size_t(c) < std::size(kByCode) ? kByCode[size_t(c)] : kExitInternal;
 }
 
 namespace {

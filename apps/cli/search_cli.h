@@ -1,21 +1,15 @@
-// Shared plumbing of the search subcommands (neighbors, analogy, similarity, rank,
-// doesnt-match, index): model + word lookup + searcher loading, filter flags, word -> term,
-// neighbour list formatting. Parsing and formatting only; the work is in embedscope/search.
+// Shared flags of the search subcommands (neighbors, analogy, similarity, rank, doesnt-match,
+// index): the model among the positionals, the filter flags, an HNSW query. Parsing only; the
+// work is in embedscope/api.
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "common.h"
-#include "embedscope/api/common.h"
 #include "embedscope/api/hnsw.h"
-#include "embedscope/handle/model_handle.h"
-#include "embedscope/handle/word_lookup.h"
-#include "embedscope/search/analogy.h"
 #include "embedscope/search/filters.h"
-#include "embedscope/search/searcher.h"
 
 namespace embedscope::cli {
 
@@ -36,40 +30,21 @@ struct SearchFlags {
 // --include-query and the filter flags.
 void add_search_flags(CLI::App& app, SearchFlags& f, bool with_query);
 
-// A handle and views of its shared parts (the pointers live as long as `handle`).
-struct LoadedSearch {
-  ModelHandlePtr handle;
-  const Model* model = nullptr;
-  const WordLookup* words = nullptr;
-  std::shared_ptr<api::SharedSearcher> shared;
-  const Searcher* searcher = nullptr;  // one thread at a time: the CLI is single-threaded
-  double load_ms = 0;
-};
-
 // Splits positionals into the model reference and the words: with --model every positional is
 // a word; otherwise the first is the model when there are more than n_words of them (or, when
 // n_words < 0, when it names an existing path). No model at all -> the default model.
 std::string take_model_ref(SearchFlags& f, int n_words);
-LoadedSearch load_search(const std::string& ref, const SearchFlags& f);
-
-// Word (or "#id") -> a term; Error(kNotFound) naming the model when out of vocabulary.
-Term resolve_term(const LoadedSearch& ls, const std::string& word, float weight,
-                  ResolvedWord* info = nullptr);
-// SearchOptions from the flags (filters built into *allow_storage).
-// spec_out, when given, receives the filter spec too (for api requests).
-SearchOptions search_options(const LoadedSearch& ls, const SearchFlags& f,
-                             std::optional<std::vector<uint8_t>>* allow_storage,
-                             FilterSpec* spec_out = nullptr);
+// The model of the flags (take_model_ref(f, n_words)), with --threads applied.
+ModelHandlePtr open_search(SearchFlags& f, int n_words);
+// The filter flags as a FilterSpec (--ids parsed).
+FilterSpec filter_spec(const SearchFlags& f);
+// Error(kInvalidArgument) "WHAT ranks by cosine; drop --metric M" unless --metric is cosine.
+void require_cosine(const SearchFlags& f, const std::string& what);
 
 // Loads the index at `index` (checked against the table's content hash) and answers `q` from
-// it with the flags' k, centring and include-query (api/hnsw.h); the load time is recorded.
-api::HnswResult hnsw_query(const LoadedSearch& ls, const SearchFlags& f, const FilterSpec& spec,
-                           const std::string& index, api::NeighborQuery q, size_t ef,
-                           bool check_recall);
-
-json neighbors_json(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric);
-json resolved_json(const ResolvedWord& r);
-// "  1  ␣queen              0.8123  #4567" lines.
-void print_neighbors(const LoadedSearch& ls, const std::vector<Neighbor>& nn, Metric metric);
+// it with the flags' k, centring, include-query and filters (api/hnsw.h); the load time is
+// recorded.
+api::HnswResult hnsw_query(const ModelHandle& h, const SearchFlags& f, const std::string& index,
+                           api::NeighborQuery q, size_t ef, bool check_recall);
 
 }  // namespace embedscope::cli

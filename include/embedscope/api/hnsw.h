@@ -54,6 +54,31 @@ json to_json(const ModelHandle& h, const HnswResult& r);
 
 // Exact search restricted to the rows an index holds (when it holds only the trained rows of a
 // table with counts) on top of any filter in so.allow; `storage` keeps the mask alive.
+// index build: an HNSW index of a model's search rows written atomically to `out` with the
+// table's content hash. Rows never trained (count below the trainer's min_count) keep their
+// random initial vectors, noise that only costs graph quality, so a table with counts indexes
+// only its trained rows unless all_rows. Errors: HnswIndex::build's and save's.
+struct IndexBuildRequest {
+  std::string out;
+  size_t M = 16, ef_construction = 200;
+  size_t n_threads = 0;  // 0: process_threads()
+  bool all_rows = false;
+};
+struct IndexBuildResult {
+  IndexBuildRequest request;
+  std::string model;  // the model's path
+  size_t rows = 0, indexed_rows = 0, dim = 0;
+  bool trained_only = false;
+  uint64_t model_hash = 0;
+  double build_ms = 0;
+};
+IndexBuildResult build_index(const Model& m, const IndexBuildRequest& r);
+// {index, model, rows, indexed_rows, rows_selected, dim, M, ef_construction, model_hash,
+//  build_ms} (the CLI adds total_ms)
+json to_json(const IndexBuildResult& r);
+// "wrote OUT: N of R rows (trained), M m, ef_construction E, built in T ms"
+std::string to_text(const IndexBuildResult& r);
+
 void restrict_to_indexed_rows(const ModelHandle& h, size_t n_indexed, SearchOptions& so,
                               std::vector<uint8_t>& storage);
 

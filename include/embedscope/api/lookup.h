@@ -39,4 +39,19 @@ struct LookupResult {
 LookupResult lookup(const ModelHandle& h, const LookupRequest& r);
 json to_json(const ModelHandle& h, const LookupResult& r);
 
+// The rows of a lookup as one float32 (n, dim) .npy file, written atomically.
+void save_rows_npy(const std::string& path, const LookupResult& r, size_t dim);
+
+// convert: a model's matrix (and its vocabulary, when it has one) rewritten in another format
+// (src/api/convert.cpp). `to`: safetensors | npy | word2vec | word2vec-bin, "" = from out's
+// extension. Errors: load_model's and save_embeddings' (Error(kInvalidArgument) for an unknown
+// format name or extension).
+struct ConvertRequest {
+  std::string in, out, to, tensor;
+};
+struct ConvertResult {
+  size_t rows = 0, dim = 0;
+};
+ConvertResult convert(const ConvertRequest& r);
+
 }  // namespace embedscope::api

@@ -105,4 +105,13 @@ json to_json(const ModelHandle& h, const NeighborsResult& r);
 json batch_line_json(const ModelHandle& h, const NeighborsResult& r, const NeighborsAnswer& a);
 json resolved_json(const ResolvedWord& w);
 
+// Query files (src/api/query_files.cpp):
+// A vector of `dim` numbers from a text file ("-" = stdin), separated by spaces, commas or
+// brackets ("[1, 2, 3]"). Error(kNotFound) for a file that cannot be opened,
+// Error(kInvalidArgument) naming the value that is not a finite number or the count found.
+std::vector<float> read_query_vector(const std::string& path, size_t dim);
+// One word (or "#id") query per line; blank lines skipped, a trailing CR dropped.
+// Error(kNotFound) for a file that cannot be opened, Error(kInvalidArgument) when it holds none.
+std::vector<NeighborQuery> read_batch_queries(const std::string& path);
+
 }  // namespace embedscope::api

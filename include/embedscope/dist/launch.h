@@ -24,6 +24,14 @@ inline size_t launched_process_count() {
   return 1;
 }
 
+// The processes of the job on this host (OMPI_COMM_WORLD_LOCAL_SIZE; 1 when not announced):
+// they share its cores.
+inline size_t local_process_count() {
+  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); v && *v)
+    return std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+  return 1;
+}
+
 // What a build without MPI says when it is launched as several processes.
 inline std::string mpi_missing_message() {
   return "started as one of " + std::to_string(launched_process_count()) +

@@ -14,7 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,5 +97,18 @@ std::vector<std::vector<Neighbor>> sharded_search_batch(
 
 // Reads the test hook from EMBEDSCOPE_TEST_FAIL_RANK="RANK:SYNCS[:throw]" (unset: none).
 CollectiveOptions collective_options_from_env(CollectiveOptions base);
+
+// What a front end needs around one operation run as a rank (the CLI's train and
+// neighbors --batch under mpirun):
+
+// "sum" -> kSumOfChanges, "average" -> kAverage; Error(kInvalidArgument) naming --mpi-sync.
+SyncPolicy parse_sync_policy(std::string_view name);
+// {policy, syncs, rows_synced, bytes_per_process, full_sync_bytes, seconds}
+nlohmann::json to_json(const CollectiveStats& s, std::string_view policy);
+// Runs fn() on this rank and returns what it returns. When fn throws, the rank prints
+// "error: rank R of N (host H) failed: WHAT" to stderr and ends every rank of the job with
+// exit_code(e): the others would wait in a collective for it forever otherwise.
+int run_rank(MpiJob& job, const std::function<int()>& fn,
+             const std::function<int(const std::exception&)>& exit_code);
 
 }  // namespace embedscope::dist
