@@ -117,8 +117,16 @@ class ProjectionJob {
   std::thread thread_;
 };
 
-// The handle's job for this request (a ModelHandle resource keyed by method, dims, parameters).
+// Projection jobs (and so results) a handle keeps in memory: the most recently requested ones.
+// An older one is dropped (its disk cache stays, so asking again reads it back) unless it is
+// computing or a caller still holds it.
+inline constexpr size_t kProjectionsInMemory = 4;
+
+// The handle's job for this request (one per method, dims and parameters; the
+// kProjectionsInMemory most recently requested are kept, see above).
 std::shared_ptr<ProjectionJob> projection_job(const ModelHandle& h, const ProjectionRequest& r);
+// The jobs the handle holds now (at most kProjectionsInMemory but for running or held ones).
+size_t projection_jobs_in_memory(const ModelHandle& h);
 
 // Jobs of this process computing right now (the server refuses to start more than a few: each
 // takes every core and, for UMAP, a float32 copy of the table).
