@@ -84,6 +84,8 @@ Command reg(
           ->capture_default_str();
       app.add_option("--seed", o->r.seed, "UMAP: random seed (same seed and threads: same output)")
           ->capture_default_str();
+      app.add_flag("--exact-knn", o->r.exact_knn,
+                   "UMAP: the exact kNN graph (default: NN-descent above 4096 rows)");
       app.add_option("--threads", o->threads, "threads (default: all cores)");
       app.add_flag("--no-cache", o->no_cache,
                    "compute afresh instead of reading the disk cache the server shares");

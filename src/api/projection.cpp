@@ -35,7 +35,7 @@ std::string request_key(const ProjectionRequest& r) {
   std::string k = r.method + "-" + std::to_string(r.dims) + "d";
   if (r.method == "umap")
     k += "-n" + std::to_string(r.n_neighbors) + "-md" + fmt_g(r.min_dist) + "-s" +
-         std::to_string(r.seed);
+         std::to_string(r.seed) + (r.exact_knn ? "-exact" : "");
   return k;
 }
 
@@ -156,6 +156,7 @@ ProjectionResult project(const ModelHandle& h, const ProjectionRequest& r,
     o.n_neighbors = r.n_neighbors;
     o.min_dist = r.min_dist;
     o.seed = r.seed;
+    if (r.exact_knn) o.knn = UmapOptions::Knn::kExact;
     o.progress = progress;
     out.projection = umap(h.table(), o);
   }

@@ -43,7 +43,8 @@ namespace embedscope::api {
 using json = nlohmann::json;
 
 // Format version of the disk cache (in every file name): bump when an algorithm's output changes.
-inline constexpr int kProjectionCacheVersion = 1;
+// 2: UMAP by NN-descent above 4096 rows.
+inline constexpr int kProjectionCacheVersion = 2;
 
 struct ProjectionRequest {
   std::string method = "pca";  // "pca" or "umap"
@@ -52,6 +53,8 @@ struct ProjectionRequest {
   size_t n_neighbors = 15;  // 2..200
   double min_dist = 0.1;    // 0..1 (and <= spread = 1)
   uint64_t seed = 42;
+  bool exact_knn =
+      false;  // true: the exact kNN graph at any size (else NN-descent above 4096 rows)
 };
 
 // Throws Error(kInvalidArgument) naming the field ("method", "dims", "n_neighbors", "min_dist")
