@@ -2,6 +2,7 @@
 // (projection.h says what is umap-learn's and what differs).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -24,8 +25,31 @@ using umap_detail::mix;
 using umap_detail::Rng;
 using umap_detail::StageProgress;
 
-// d^p for d > 0 (glibc's exp2f and log2f: measured faster than a hand-written series).
-inline float powf_pos(float d, float p) { return std::exp2(p * std::log2(d)); }
+// d^p for d > 0 as 2^(p log2 d) by polynomials (Chebyshev fits on [0, 1): log2(1 + f) within
+// 5.1e-6, 2^f within 2.3e-7 relative): a relative error of at most 4.1e-6 wherever |p| <= 1, which
+// the SGD does not notice (trustworthiness unchanged, bench/projection_bench.py), at a third
+// of glibc's exp2f(log2f()) (those two calls were 10% of a 50k-row UMAP). d is floored at
+// 1e-30 (no subnormals) and the exponent clamped to +-126.
+inline float powf_pos(float d, float p) {
+  const uint32_t bits = std::bit_cast<uint32_t>(std::max(d, 1e-30f));
+  const float e = float(int32_t(bits >> 23) - 127);
+  const float f = std::bit_cast<float>((bits & 0x7FFFFFu) | 0x3F800000u) - 1.0f;
+  const float lg =
+      e +
+      (5.060328e-06f +
+       f * (1.4423956f +
+            f * (-0.71698757f +
+                 f * (0.45385821f + f * (-0.27235583f + f * (0.11790686f + f * -0.024825984f))))));
+  const float y = std::clamp(p * lg, -126.0f, 126.0f);
+  int32_t yi = int32_t(y);
+  if (float(yi) > y) --yi;
+  const float r = y - float(yi);
+  const float m =
+      0.99999977f +
+      r * (0.69315678f +
+           r * (0.24013169f + r * (0.055876557f + r * (0.0089405825f + r * 0.0018943794f))));
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(m) + (uint32_t(yi) << 23));
+}
 
 // Synchronisations per epoch of the parallel layout (projection.h).
 constexpr size_t kLayoutRounds = 16;
