@@ -4,7 +4,7 @@ umap-learn 0.5.3 (UMAP) on the same table, side by side in one run.
 
 Usage (Debian's python, which has numpy, sklearn and umap-learn):
   /usr/bin/python3 bench/projection_bench.py --cli build/bin/embedscope [--table T.npy]
-      [--out DIR] [--reuse-peer] [--skip-umap]
+      [--out DIR] [--reuse-peer] [--skip-umap] [--exact-knn]
 
 Without --table it writes a structured synthetic 50,257 x 768 float32 table (GPT-2's shape;
 no GPT-2 weights are available offline): 300 Gaussian clusters whose centres lie on a random
@@ -19,7 +19,9 @@ CPU seconds are the fairer figure on a shared, loaded machine. And
 trustworthiness@10 (sklearn.manifold.trustworthiness, cosine) of both UMAP outputs on the same
 seeded 5,000-row sample. Same n_neighbors (15), min_dist (0.1), metric (cosine) and seed (42).
 umap-learn runs single-threaded when given a seed (its documented behaviour; without one it
-is not reproducible); ours uses all cores and stays reproducible. --reuse-peer reuses
+is not reproducible); ours uses all cores and stays reproducible. Both build the kNN graph by
+NN-descent above 4096 rows (ours: random-projection trees + NN-descent, umap_knn_approx in
+analysis/projection.h); --exact-knn runs ours on the exact graph instead. --reuse-peer reuses
 umap-learn's coordinates and time from an earlier run on the same table (a umap-learn run
 takes minutes). Prints one JSON document.
 """
@@ -49,9 +51,10 @@ def child_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run_ours(cli, table, method, out, threads):
+def run_ours(cli, table, method, out, threads, extra=()):
     """(wall seconds, CPU seconds of all its threads)"""
-    cmd = [cli, "project", table, "--method", method, "--dims", "2", "--no-cache", "-q", "-o", out]
+    cmd = [cli, "project", table, "--method", method, "--dims", "2", "--no-cache", "-q", "-o", out,
+           *extra]
     if threads:
         cmd += ["--threads", str(threads)]
     t, c = time.perf_counter(), child_cpu()
@@ -74,6 +77,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--reuse-peer", action="store_true")
     ap.add_argument("--skip-umap", action="store_true")
+    ap.add_argument("--exact-knn", action="store_true", help="ours on the exact kNN graph")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     table = a.table or os.path.join(a.out, "synthetic_50257x768.npy")
@@ -106,7 +110,9 @@ def main():
     if not a.skip_umap:
         from sklearn.manifold import trustworthiness
         res["umap_ours_s"], res["umap_ours_cpu_s"] = run_ours(
-            a.cli, table, "umap", os.path.join(a.out, "umap_ours.npy"), a.threads)
+            a.cli, table, "umap", os.path.join(a.out, "umap_ours.npy"), a.threads,
+            ["--exact-knn"] if a.exact_knn else [])
+        res["umap_ours_knn"] = "exact" if a.exact_knn else "nn-descent"
         peer_y = os.path.join(a.out, f"umap_learn_{digest}.npy")
         peer_t = os.path.join(a.out, f"umap_learn_{digest}.json")
         if a.reuse_peer and os.path.exists(peer_y) and os.path.exists(peer_t):

@@ -9,6 +9,10 @@
 // tensor wte.weight: GPT-2's tokenizer labels its rows) into a temporary folder. Chromium is Debian's
 // (/usr/bin/chromium), WebGL through SwiftShader (no GPU): a desktop browser with a GPU draws
 // faster. Prints one JSON line with the medians and every run.
+//
+// Where a search's time goes: each explore request seen from the page is split by the Resource
+// Timing API (queued before sending, waiting for the first byte, downloading) and the server's
+// own time for it is read from its access log (the `embedscope-serve` line's milliseconds).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,6 +28,7 @@ const NM = process.env.ES_WEB_NODE_MODULES || path.join(os.homedir(), '.cache/em
 const CHROMIUM = process.env.ES_CHROMIUM || '/usr/bin/chromium';
 const runs = Number(arg('runs', '5'));
 const { chromium } = createRequire(path.join(NM, 'x.js'))('playwright-core');
+let serverLog = ''; // the server's stderr: its access log
 
 const MAKE_TABLE = `
 import json, struct, sys, numpy as np
@@ -45,18 +50,19 @@ if (!model) {
 function startServer() {
   return new Promise((resolve, reject) => {
     // A home of its own (projection cache files stay out of the user's cache) that sees the
-    // user's npm data (GPT-2's vocabulary).
+    // user's npm data (GPT-2's vocabulary). Access log on: it times each request server-side.
     const home = path.join(tmp, 'home');
     fs.mkdirSync(home, { recursive: true });
     const userHome = process.env.EMBEDSCOPE_HOME || path.join(os.homedir(), '.cache/embedscope');
     fs.symlinkSync(path.join(userHome, 'npm'), path.join(home, 'npm'));
-    const p = spawn(SERVE, ['--model', model, '--port', '0', '--quiet'], {
+    const p = spawn(SERVE, ['--model', model, '--port', '0'], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, EMBEDSCOPE_HOME: home },
     });
     let log = '';
     p.stderr.on('data', (d) => {
       log += d;
+      serverLog += d;
       const m = /listening on (http:\/\/[^\s]+)/.exec(log);
       if (m) resolve({ proc: p, url: m[1].replace(/\/$/, '') });
     });
@@ -65,6 +71,11 @@ function startServer() {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// The server's time (ms) of its latest POST /v1/explore, from the access log.
+const lastServerMs = () => {
+  const m = [...serverLog.matchAll(/POST \/v1\/explore 200 \d+ ([\d.]+)ms/g)].pop();
+  return m ? Number(m[1]) : NaN;
+};
 
 const server = await startServer();
 const base = server.url;
@@ -88,6 +99,7 @@ const browser = await chromium.launch({
 const drawn = [];
 const searches = [];
 const fetches = []; // of which: the explore request, seen from the page
+const split = { queued: [], waiting: [], download: [], server: [] }; // the request's parts
 let rows = 0;
 const words = ['computer', 'science', 'music', 'water', 'house', 'king', 'river', 'green', 'money', 'night'];
 for (let i = 0; i < runs; i++) {
@@ -108,18 +120,26 @@ for (let i = 0; i < runs; i++) {
     const st = await page.evaluate(() => window.embedscope.timings);
     searches.push(st.searchMs);
     fetches.push(st.searchFetchMs);
+    const rt = await page.evaluate(() => {
+      const e = performance.getEntriesByType('resource').filter((x) => x.name.endsWith('/v1/explore')).pop();
+      return { queued: e.requestStart - e.startTime, waiting: e.responseStart - e.requestStart, download: e.responseEnd - e.responseStart };
+    });
+    for (const k of ['queued', 'waiting', 'download']) split[k].push(rt[k]);
+    split.server.push(lastServerMs());
   }
   await page.close();
 }
 await browser.close();
 // The same searches straight to the route (no page): what of the search time is the server's.
 const direct = [];
+const directServer = [];
 for (let i = 0; i < runs; i++)
   for (const w of words) {
     const t = performance.now();
     const r = await fetch(`${base}/v1/explore`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: w, k: 10 }) });
     await r.json();
     direct.push(performance.now() - t);
+    directServer.push(lastServerMs());
   }
 server.proc.kill('SIGTERM');
 fs.rmSync(tmp, { recursive: true, force: true });
@@ -131,7 +151,12 @@ console.log(
     navigation_to_drawn_ms_median: median(drawn),
     search_to_list_ms_median: median(searches),
     of_which_request_ms_median: median(fetches),
+    request_queued_ms_median: median(split.queued),
+    request_waiting_first_byte_ms_median: median(split.waiting),
+    request_download_ms_median: median(split.download),
+    server_explore_ms_median_page_open: median(split.server),
     explore_route_alone_ms_median: median(direct),
+    server_explore_ms_median_no_browser: median(directServer),
     load_average_1min: os.loadavg()[0],
     navigation_to_drawn_ms: drawn.map((x) => Math.round(x)),
     search_to_list_ms: searches.map((x) => Math.round(x * 10) / 10),

@@ -42,6 +42,8 @@ Command reg(
       app.add_option("--n-neighbors", o->r.n_neighbors, "UMAP: neighbours of the kNN graph")
           ->check(CLI::Range(2, 200))
           ->capture_default_str();
+      app.add_flag("--exact-knn", o->r.exact_knn,
+                   "UMAP: the exact kNN graph (default: NN-descent above 4096 rows)");
       app.add_option("--min-dist", o->r.min_dist, "UMAP: minimum distance in the layout")
           ->check(CLI::Range(0.0, 1.0))
           ->capture_default_str();

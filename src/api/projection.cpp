@@ -2,9 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <list>
 #include <optional>
 
 #include "embedscope/core/dtype.h"
@@ -33,7 +35,7 @@ std::string request_key(const ProjectionRequest& r) {
   std::string k = r.method + "-" + std::to_string(r.dims) + "d";
   if (r.method == "umap")
     k += "-n" + std::to_string(r.n_neighbors) + "-md" + fmt_g(r.min_dist) + "-s" +
-         std::to_string(r.seed);
+         std::to_string(r.seed) + (r.exact_knn ? "-exact" : "");
   return k;
 }
 
@@ -154,6 +156,7 @@ ProjectionResult project(const ModelHandle& h, const ProjectionRequest& r,
     o.n_neighbors = r.n_neighbors;
     o.min_dist = r.min_dist;
     o.seed = r.seed;
+    if (r.exact_knn) o.knn = UmapOptions::Knn::kExact;
     o.progress = progress;
     out.projection = umap(h.table(), o);
   }
@@ -263,11 +266,55 @@ std::shared_ptr<const ProjectionResult> ProjectionJob::result() const {
 
 size_t projections_running() { return g_running.load(); }
 
+namespace {
+
+// A handle's projection jobs, most recently requested first, at most kProjectionsInMemory of
+// them (a job that computes, or that a caller still holds, is kept beyond the bound).
+class ProjectionJobs {
+ public:
+  std::shared_ptr<ProjectionJob> get(const ModelHandle& h, const ProjectionRequest& r) {
+    const std::string key = request_key(r);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it =
+        std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& e) { return e.first == key; });
+    if (it != jobs_.end()) {
+      jobs_.splice(jobs_.begin(), jobs_, it);  // most recent first
+    } else {
+      jobs_.emplace_front(key, std::make_shared<ProjectionJob>(h, r));
+    }
+    std::shared_ptr<ProjectionJob> out = jobs_.front().second;
+    // Evict from the least recently requested end. use_count() == 1 under the lock: no request
+    // holds it (copies are only made here), so none is about to start it; a computing job's
+    // thread holds no reference, hence the state check.
+    for (auto e = jobs_.end(); jobs_.size() > kProjectionsInMemory && e != jobs_.begin();) {
+      --e;
+      if (e->second.use_count() == 1 && e->second->status().state != "computing")
+        e = jobs_.erase(e);
+    }
+    return out;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.size();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::list<std::pair<std::string, std::shared_ptr<ProjectionJob>>> jobs_;
+};
+
+std::shared_ptr<ProjectionJobs> jobs_of(const ModelHandle& h) {
+  return h.resource<ProjectionJobs>("api.projection.jobs",
+                                    [] { return std::make_shared<ProjectionJobs>(); });
+}
+
+}  // namespace
+
 std::shared_ptr<ProjectionJob> projection_job(const ModelHandle& h, const ProjectionRequest& r) {
   check_request(h, r);
-  ProjectionRequest key_req = r;
-  return h.resource<ProjectionJob>("api.projection." + request_key(key_req),
-                                   [&] { return std::make_shared<ProjectionJob>(h, r); });
+  return jobs_of(h)->get(h, r);
 }
+
+size_t projection_jobs_in_memory(const ModelHandle& h) { return jobs_of(h)->size(); }
 
 }  // namespace embedscope::api

@@ -1,7 +1,10 @@
 // GET /v1/projection and /v1/projection/status on an in-process server: the 202 -> 200 flow,
 // the float32 body equal to numpy's PCA (SVD of the centred matrix, the sign rule of
 // analysis/projection.h), the JSON variant equal to the float32 body, the disk cache reused by a
-// fresh server, and every bad parameter answered 400 (404 for another model).
+// fresh server, every bad parameter answered 400 (404 for another model), and the bound on the
+// projections held in memory (least recently requested dropped, read back from disk).
+#include "embedscope/api/projection.h"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -38,6 +41,7 @@ V *= np.sign(V[np.arange(2), np.argmax(np.abs(V), axis=1)])[:, None]
 np.save(f"{out}/want.npy", (C @ V.T).astype(np.float32))
 S = (rng.normal(size=(1200, 8)) + np.repeat(rng.normal(size=(6, 8)) * 4, 200, axis=0))
 np.save(f"{out}/small.npy", S.astype(np.float32))
+np.save(f"{out}/tiny.npy", rng.normal(size=(200, 4)).astype(np.float32))
 B = rng.normal(size=(100, 4)).astype(np.float32)
 B[37, 2] = np.nan
 np.save(f"{out}/nan.npy", B)
@@ -252,6 +256,63 @@ TEST_F(ProjectionRoute, AThirdComputationAtOnceIsRefusedBusy) {
   auto again = get("/v1/projection?method=umap&seed=1");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 202) << again->body;
+}
+
+// Computes a request's job to the end; the caller's reference is dropped on return.
+bool compute(const ModelHandle& h, const api::ProjectionRequest& r) {
+  auto job = api::projection_job(h, r);
+  job->ensure();
+  auto t0 = std::chrono::steady_clock::now();
+  while (job->status().state == "computing") {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return job->status().state == "ready" && job->result() != nullptr;
+}
+
+TEST_F(ProjectionRoute, HoldsOnlyTheMostRecentlyRequestedProjectionsInMemory) {
+  start("tiny.npy");
+  auto req = [](const std::string& method, size_t dims, uint64_t seed) {
+    api::ProjectionRequest r;
+    r.method = method;
+    r.dims = dims;
+    r.n_neighbors = 5;
+    r.seed = seed;
+    return r;
+  };
+  const auto p2 = req("pca", 2, 0), p3 = req("pca", 3, 0);
+  const auto u1 = req("umap", 2, 1), u2 = req("umap", 2, 2), u3 = req("umap", 2, 3);
+  ASSERT_EQ(api::kProjectionsInMemory, 4u);
+  for (const auto& r : {p2, p3, u1, u2}) ASSERT_TRUE(compute(*h_, r));
+  EXPECT_EQ(api::projection_jobs_in_memory(*h_), 4u);
+  ASSERT_TRUE(compute(*h_, p2));             // asked again: the most recent now
+  auto held = api::projection_job(*h_, u1);  // a caller holds this one
+  ASSERT_TRUE(compute(*h_, u3));             // evicts p3, the least recently asked
+  EXPECT_EQ(api::projection_jobs_in_memory(*h_), 4u);
+  // p2 is still the result computed in memory ...
+  auto kept = api::projection_job(*h_, p2)->result();
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(kept->from_cache);
+  // ... p3 is a fresh job: nothing in memory, ready from its disk cache, the same floats.
+  std::vector<float> p3_coords;
+  {
+    auto again = api::projection_job(*h_, p3);  // evicts u2
+    EXPECT_EQ(again->result(), nullptr);
+    EXPECT_EQ(again->status().state, "ready");
+    EXPECT_EQ(again->ensure().state, "ready");
+    ASSERT_NE(again->result(), nullptr);
+    EXPECT_TRUE(again->result()->from_cache);
+    p3_coords = again->result()->projection.coords;
+  }
+  EXPECT_EQ(api::projection_jobs_in_memory(*h_), 4u);
+  EXPECT_EQ(p3_coords, api::project(*h_, p3, {}, false).projection.coords);
+  // The held u1 is now the least recent, but is kept: the next one goes instead (p2).
+  api::projection_job(*h_, u3);
+  api::projection_job(*h_, p3);
+  api::projection_job(*h_, u2);  // from disk; evicts p2, not u1
+  EXPECT_EQ(api::projection_jobs_in_memory(*h_), 4u);
+  EXPECT_EQ(api::projection_job(*h_, u1), held);
+  EXPECT_EQ(api::projection_job(*h_, p2)->result(), nullptr);
 }
 
 TEST_F(ProjectionRoute, RejectsBadParametersNamingThem) {

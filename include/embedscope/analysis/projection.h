@@ -71,12 +71,14 @@ Projection pca(const EmbeddingTable& table, const PcaOptions& options);
 // ---- UMAP (McInnes, Healy, Melville 2018; the reference is umap-learn 0.5.3) ----
 //
 // umap() runs three stages, each reported through `progress` (what = "knn", "fuzzy", "layout"):
-//   1. knn: the exact n_neighbors nearest rows of every row (the row itself first, at distance
-//      0): cosine distance 1 - cos by default, or Euclidean. Every unordered pair of 512-row
-//      blocks is multiplied once by OpenBLAS sgemm and each similarity offered to both rows'
-//      top-k lists (half the work of one query per row); the chosen neighbours' distances are
-//      then recomputed in double and re-sorted. Independent of the thread count. Zero rows under
-//      cosine have no neighbours (they stay isolated); a non-finite value is an error.
+//   1. knn: below kUmapExactKnnRows rows (or with knn = kExact) the exact n_neighbors nearest
+//      rows of every row; above, the approximate graph of umap_knn_approx() (NN-descent). In
+//      both the row itself comes first, at distance 0; cosine distance 1 - cos by default, or
+//      Euclidean. Exact: every unordered pair of 512-row blocks is multiplied once by OpenBLAS
+//      sgemm and each similarity offered to both rows' top-k lists (half the work of one query per
+//      row); the chosen neighbours' distances are then recomputed in double and re-sorted.
+//      Independent of the thread count. Zero rows under cosine have no neighbours (they stay
+//      isolated); a non-finite value is an error.
 //   2. fuzzy: umap-learn's fuzzy simplicial set: per row, rho = the nearest non-zero distance and
 //      sigma by binary search so that sum_j exp(-(d_j - rho) / sigma) = log2(k) (smooth_knn_dist,
 //      64 steps, tolerance 1e-5, sigma >= 1e-3 x the mean distance); memberships
@@ -114,6 +116,10 @@ struct UmapOptions {
   double learning_rate = 1.0;
   double repulsion_strength = 1.0;  // umap-learn's gamma
   bool euclidean = false;           // false: cosine distance
+  // The kNN graph: kAuto is exact below kUmapExactKnnRows rows (umap-learn's own threshold for
+  // its brute-force path), else approximate (umap_knn_approx).
+  enum class Knn { kAuto, kExact, kApproximate };
+  Knn knn = Knn::kAuto;
   uint64_t seed = 42;
   size_t n_threads = 0;  // 0 = process_threads()
   ProgressFn progress;
@@ -131,6 +137,28 @@ struct KnnGraph {
   std::vector<float> dists;
 };
 KnnGraph umap_knn(const EmbeddingTable& table, const UmapOptions& options);
+
+inline constexpr size_t kUmapExactKnnRows = 4096;
+
+// NN-descent's parameters; 0 means pynndescent's defaults as umap-learn 0.5.3 calls it.
+struct NnDescentOptions {
+  size_t n_trees = 0;  // 0: min(64, 5 + round(sqrt(n_rows) / 20))
+  size_t n_iters = 0;  // 0: max(5, round(log2(n_rows)))
+  size_t max_candidates = 60;
+  double delta = 0.001;  // stop when fewer than delta * n_rows * k entries changed in a step
+};
+// The approximate kNN graph, as pynndescent builds it for umap-learn: random-projection trees
+// (leaves of max(10, n_neighbors) rows, every pair in a leaf measured), then NN-descent steps:
+// each row's neighbours and reverse neighbours (new ones sampled up to max_candidates by seeded
+// priority) measured pairwise and offered to each other's lists. Distances in float32 by the
+// Highway dot kernel; the chosen neighbours' distances then recomputed in double, like
+// umap_knn(). Reproducible for a seed whatever the thread count: every list keeps the best
+// (distance, id) of all offers, which does not depend on their order, and the stopping count is
+// read from the lists after each step. Most neighbours are the exact ones (the recall is
+// measured against umap_knn() in tests/analysis/umap_test.cpp), at a fraction of the arithmetic
+// of the exact graph on large tables.
+KnnGraph umap_knn_approx(const EmbeddingTable& table, const UmapOptions& options,
+                         const NnDescentOptions& nd = {});
 // The same graph by the Searcher's batched search, one row's query at a time: umap_knn()'s slow
 // twin (twice the multiplications), kept for the test that compares them.
 KnnGraph umap_knn_by_searcher(const EmbeddingTable& table, const UmapOptions& options);

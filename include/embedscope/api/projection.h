@@ -43,7 +43,8 @@ namespace embedscope::api {
 using json = nlohmann::json;
 
 // Format version of the disk cache (in every file name): bump when an algorithm's output changes.
-inline constexpr int kProjectionCacheVersion = 1;
+// 2: UMAP by NN-descent above 4096 rows.
+inline constexpr int kProjectionCacheVersion = 2;
 
 struct ProjectionRequest {
   std::string method = "pca";  // "pca" or "umap"
@@ -52,6 +53,8 @@ struct ProjectionRequest {
   size_t n_neighbors = 15;  // 2..200
   double min_dist = 0.1;    // 0..1 (and <= spread = 1)
   uint64_t seed = 42;
+  bool exact_knn =
+      false;  // true: the exact kNN graph at any size (else NN-descent above 4096 rows)
 };
 
 // Throws Error(kInvalidArgument) naming the field ("method", "dims", "n_neighbors", "min_dist")
@@ -117,8 +120,16 @@ class ProjectionJob {
   std::thread thread_;
 };
 
-// The handle's job for this request (a ModelHandle resource keyed by method, dims, parameters).
+// Projection jobs (and so results) a handle keeps in memory: the most recently requested ones.
+// An older one is dropped (its disk cache stays, so asking again reads it back) unless it is
+// computing or a caller still holds it.
+inline constexpr size_t kProjectionsInMemory = 4;
+
+// The handle's job for this request (one per method, dims and parameters; the
+// kProjectionsInMemory most recently requested are kept, see above).
 std::shared_ptr<ProjectionJob> projection_job(const ModelHandle& h, const ProjectionRequest& r);
+// The jobs the handle holds now (at most kProjectionsInMemory but for running or held ones).
+size_t projection_jobs_in_memory(const ModelHandle& h);
 
 // Jobs of this process computing right now (the server refuses to start more than a few: each
 // takes every core and, for UMAP, a float32 copy of the table).

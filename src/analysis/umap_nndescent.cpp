@@ -1,0 +1,253 @@
+// UMAP's approximate kNN graph: random-projection trees, then NN-descent (Dong, Moses, Li 2011),
+// as umap-learn's pynndescent builds it, written so that a seed gives the same graph for any
+// thread count (projection.h, umap_knn_approx).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <string>
+
+#include "embedscope/analysis/projection.h"
+#include "embedscope/core/error.h"
+#include "embedscope/core/thread_pool.h"
+#include "simd/dot_kernels.h"
+#include "umap_internal.h"
+
+namespace embedscope {
+
+namespace {
+
+using umap_detail::mix;
+using umap_detail::Rng;
+
+// Each row's current neighbour list: kk slots sorted by (distance, id) ascending (empty slots
+// at +inf, id -1) and a "new" flag per slot. Offers may come from any thread: a slot array is
+// changed under its row's lock stripe; worst_ (the last slot's distance) is read without the
+// lock to drop most offers early. The final content is the kk best of all offers by (distance,
+// id), whatever their order, so the graph does not depend on the thread schedule.
+class Lists {
+ public:
+  Lists(size_t n, size_t kk)
+      : n_(n), kk_(kk), d_(n * kk, kInf), id_(n * kk, -1), is_new_(n * kk, 0), worst_(n) {
+    for (auto& w : worst_) w.store(kInf, std::memory_order_relaxed);
+  }
+  // Offers id at distance dist to row's list; true if it entered.
+  bool offer(size_t row, int32_t id, float dist) {
+    if (dist > worst_[row].load(std::memory_order_relaxed)) return false;
+    std::lock_guard<std::mutex> lock(locks_[row % kStripes]);
+    float* d = d_.data() + row * kk_;
+    int32_t* ids = id_.data() + row * kk_;
+    uint8_t* fl = is_new_.data() + row * kk_;
+    if (!before(dist, id, d[kk_ - 1], ids[kk_ - 1])) return false;
+    for (size_t s = 0; s < kk_; ++s)
+      if (ids[s] == id) return false;
+    size_t at = kk_ - 1;
+    while (at > 0 && before(dist, id, d[at - 1], ids[at - 1])) {
+      d[at] = d[at - 1];
+      ids[at] = ids[at - 1];
+      fl[at] = fl[at - 1];
+      --at;
+    }
+    d[at] = dist;
+    ids[at] = id;
+    fl[at] = 1;
+    worst_[row].store(d[kk_ - 1], std::memory_order_relaxed);
+    return true;
+  }
+  size_t kk() const { return kk_; }
+  const int32_t* ids(size_t row) const { return id_.data() + row * kk_; }
+  uint8_t* flags(size_t row) { return is_new_.data() + row * kk_; }
+
+ private:
+  static bool before(float da, int32_t ia, float db, int32_t ib) {
+    return da < db || (da == db && uint32_t(ia) < uint32_t(ib));  // -1 (empty) sorts last
+  }
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  static constexpr size_t kStripes = 4096;
+  size_t n_, kk_;
+  std::vector<float> d_;
+  std::vector<int32_t> id_;
+  std::vector<uint8_t> is_new_;
+  std::vector<std::atomic<float>> worst_;
+  std::mutex locks_[kStripes];
+};
+
+// Up to `cap` candidates with the smallest priorities (a hash, so the sample is seeded).
+struct CandidateSet {
+  std::vector<std::pair<uint64_t, int32_t>> items;
+  void add(uint64_t priority, int32_t id, size_t cap) {
+    for (const auto& it : items)
+      if (it.second == id) return;
+    if (items.size() < cap) {
+      items.emplace_back(priority, id);
+      return;
+    }
+    auto worst = std::max_element(items.begin(), items.end());
+    if (std::make_pair(priority, id) < *worst) *worst = {priority, id};
+  }
+};
+
+}  // namespace
+
+KnnGraph umap_knn_approx(const EmbeddingTable& table, const UmapOptions& o,
+                         const NnDescentOptions& nd) {
+  umap_detail::check_options(table, o);
+  const size_t n = table.n_rows(), d = table.dim(), k = o.n_neighbors, kk = k - 1;
+  ThreadPool pool(o.n_threads);
+  umap_detail::Rows rows = umap_detail::prepare_rows(table, o, pool);
+  const std::vector<float>& x = rows.x;
+  const std::vector<float>& sq = rows.sq;
+  const std::vector<uint8_t>& usable = rows.usable;
+  // cosine: 1 - dot of unit rows; Euclidean: the squared distance (the same order).
+  auto dist = [&](size_t a, size_t b) {
+    float dot = 0;
+    simd::dot_rows(reinterpret_cast<const std::byte*>(x.data() + b * d), DType::kF32, 1, d,
+                   x.data() + a * d, &dot);
+    return o.euclidean ? std::max(0.0f, sq[a] + sq[b] - 2.0f * dot) : 1.0f - dot;
+  };
+  const size_t n_trees =
+      nd.n_trees ? nd.n_trees
+                 : std::min<size_t>(64, 5 + size_t(std::lround(std::sqrt(double(n)) / 20.0)));
+  const size_t n_iters =
+      nd.n_iters ? nd.n_iters : std::max<size_t>(5, size_t(std::lround(std::log2(double(n)))));
+  const size_t leaf_size = std::max<size_t>(10, k);
+  umap_detail::StageProgress progress(o.progress, "knn", double(n_trees + n_iters), "steps");
+  std::atomic<size_t> steps{0};
+
+  Lists lists(n, kk);
+  std::vector<int32_t> members;
+  for (size_t i = 0; i < n; ++i)
+    if (usable[i]) members.push_back(int32_t(i));
+
+  // 1. Random-projection trees: split by the hyperplane between two random rows down to leaves
+  // of at most leaf_size rows; every pair within a leaf is offered to both rows.
+  pool.parallel_for(n_trees, [&](size_t begin, size_t end, size_t) {
+    std::vector<int32_t> idx;
+    std::vector<float> normal(d);
+    for (size_t tree = begin; tree < end; ++tree) {
+      Rng rng(mix(o.seed, 0x7233, tree));
+      idx = members;
+      std::vector<std::pair<size_t, size_t>> todo{{0, idx.size()}};
+      while (!todo.empty()) {
+        auto [lo, hi] = todo.back();
+        todo.pop_back();
+        if (hi - lo <= leaf_size) {
+          for (size_t a = lo; a < hi; ++a)
+            for (size_t b = a + 1; b < hi; ++b) {
+              float dd = dist(size_t(idx[a]), size_t(idx[b]));
+              lists.offer(size_t(idx[a]), idx[b], dd);
+              lists.offer(size_t(idx[b]), idx[a], dd);
+            }
+          continue;
+        }
+        const size_t m = hi - lo, pl = rng.next() % m, pr = (pl + 1 + rng.next() % (m - 1)) % m;
+        const size_t l = size_t(idx[lo + pl]), r = size_t(idx[lo + pr]);
+        float offset = 0;
+        for (size_t c = 0; c < d; ++c) {
+          normal[c] = x[l * d + c] - x[r * d + c];
+          if (o.euclidean) offset -= normal[c] * (x[l * d + c] + x[r * d + c]) / 2;
+        }
+        size_t mid = lo;
+        for (size_t a = lo; a < hi; ++a) {
+          float margin = 0;
+          simd::dot_rows(reinterpret_cast<const std::byte*>(x.data() + size_t(idx[a]) * d),
+                         DType::kF32, 1, d, normal.data(), &margin);
+          margin += offset;
+          bool left = margin == 0 ? (rng.next() & 1) != 0 : margin > 0;
+          if (left) std::swap(idx[a], idx[mid++]);
+        }
+        if (mid == lo || mid == hi) mid = lo + (hi - lo) / 2;  // a degenerate split: halves
+        todo.emplace_back(lo, mid);
+        todo.emplace_back(mid, hi);
+      }
+      steps.fetch_add(1);
+    }
+  });
+  progress.report(double(steps.load()), true);
+  // Rows a tree left short of kk neighbours get random ones (pynndescent's random init).
+  for (size_t i = 0; i < n; ++i) {
+    if (!usable[i] || lists.ids(i)[kk - 1] >= 0) continue;
+    Rng rng(mix(o.seed, 0x1a17, i));
+    for (size_t t = 0; t < 4 * kk && lists.ids(i)[kk - 1] < 0; ++t) {
+      size_t j = size_t(members[rng.next() % members.size()]);
+      if (j != i) lists.offer(i, int32_t(j), dist(i, j));
+    }
+  }
+
+  // 2. NN-descent: each row's neighbours and reverse neighbours are candidates (new ones, since
+  // last step, sampled up to max_candidates by seeded priority; and old ones); every pair of
+  // candidates with at least one new is measured and offered to both. Stops when fewer than
+  // delta * n * kk entries changed in a step.
+  const size_t max_cand = nd.max_candidates;
+  std::vector<CandidateSet> fresh(n), old(n);
+  for (size_t iter = 0; iter < n_iters; ++iter) {
+    for (size_t i = 0; i < n; ++i) fresh[i].items.clear(), old[i].items.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t* ids = lists.ids(i);
+      const uint8_t* fl = lists.flags(i);
+      for (size_t s = 0; s < kk; ++s) {
+        if (ids[s] < 0) continue;
+        const size_t j = size_t(ids[s]);
+        uint64_t p = mix(o.seed ^ iter, i, j);
+        auto& sets = fl[s] ? fresh : old;
+        sets[i].add(p, int32_t(j), max_cand);
+        sets[j].add(p, int32_t(i), max_cand);
+      }
+    }
+    // Sampled new entries become old (the unsampled stay new for the next step).
+    pool.parallel_for(n, [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; ++i) {
+        const int32_t* ids = lists.ids(i);
+        uint8_t* fl = lists.flags(i);
+        for (size_t s = 0; s < kk; ++s)
+          for (const auto& it : fresh[i].items)
+            if (fl[s] && it.second == ids[s]) fl[s] = 0;
+      }
+    });
+    pool.parallel_for(n, [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; ++i) {
+        const auto& nw = fresh[i].items;
+        const auto& ol = old[i].items;
+        for (size_t a = 0; a < nw.size(); ++a) {
+          const size_t p = size_t(nw[a].second);
+          for (size_t b = a + 1; b < nw.size(); ++b) {
+            const size_t q = size_t(nw[b].second);
+            float dd = dist(p, q);
+            lists.offer(p, int32_t(q), dd);
+            lists.offer(q, int32_t(p), dd);
+          }
+          for (const auto& it : ol) {
+            const size_t q = size_t(it.second);
+            if (q == p) continue;
+            float dd = dist(p, q);
+            lists.offer(p, int32_t(q), dd);
+            lists.offer(q, int32_t(p), dd);
+          }
+        }
+      }
+    });
+    // Changed entries: the new flags set this step (a count independent of the offers' order).
+    std::vector<size_t> changed(pool.size(), 0);
+    pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
+      for (size_t i = begin; i < end; ++i) {
+        const uint8_t* fl = lists.flags(i);
+        for (size_t s = 0; s < kk; ++s) changed[t] += fl[s];
+      }
+    });
+    steps.fetch_add(1);
+    progress.report(double(steps.load()));
+    size_t total = std::accumulate(changed.begin(), changed.end(), size_t(0));
+    if (double(total) <= nd.delta * double(n) * double(kk)) break;
+  }
+  progress.report(double(n_trees + n_iters), true);
+
+  return umap_detail::exact_graph(table, o, rows, pool, [&](size_t i, std::vector<int32_t>& out) {
+    out.clear();
+    for (size_t s = 0; s < kk; ++s)
+      if (lists.ids(i)[s] >= 0) out.push_back(lists.ids(i)[s]);
+  });
+}
+
+}  // namespace embedscope
