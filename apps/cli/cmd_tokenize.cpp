@@ -1,4 +1,4 @@
-// embedscope tokenize: ids, readable pieces and byte offsets of a text under a BPE vocabulary.
+// embedscope tokenize: ids, readable pieces and byte offsets of a text under a model's tokenizer.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -8,7 +8,8 @@
 #include "common.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/paths.h"
-#include "embedscope/tokenizer/bpe.h"
+#include "embedscope/handle/model_handle.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope::cli {
 namespace {
@@ -18,29 +19,17 @@ struct Opts {
   bool json = false, allow_special = false;
 };
 
-// --model: a folder (tokenizer.json, or vocab.json + merges.txt), a tokenizer.json, or a .gguf.
-BpeTokenizer load_tokenizer(const std::string& ref) {
-  if (ref.empty()) return BpeTokenizer::gpt2_default();
-  if (dir_exists(ref)) {
-    std::optional<BpeTokenizer> tok = BpeTokenizer::find_in_dir(ref);
-    if (!tok)
-      throw Error(ErrorCode::kNotFound, ref +
-                                            ": no tokenizer files (tokenizer.json, or vocab.json + "
-                                            "merges.txt, or encoder.json + vocab.bpe)");
-    return std::move(*tok);
-  }
-  if (ref.size() > 5 && ref.ends_with(".gguf")) return BpeTokenizer::from_gguf(ref);
-  if (!file_exists(ref)) throw Error(ErrorCode::kNotFound, ref + ": no such file or folder");
-  return BpeTokenizer::from_tokenizer_json(ref);
-}
-
 int run(const Opts& o) {
   if (o.text.empty() == o.file.empty())
     throw Error(ErrorCode::kInvalidArgument, "give either TEXT or --file F (exactly one)");
   std::string text = o.file.empty() ? o.text : read_small_file(o.file);
-  BpeTokenizer tok = load_tokenizer(o.model);
+  // --model: a folder (tokenizer.json, or vocab.json + merges.txt), a tokenizer.json, a .gguf.
+  std::shared_ptr<const Tokenizer> t = open_tokenizer(o.model);
+  const Tokenizer& tok = *t;
+  Encoding e = tok.encode(text, {.split_special_tokens = !o.allow_special});
+  const std::vector<TokenId>& ids = e.ids;
   std::vector<size_t> offsets;
-  std::vector<TokenId> ids = tok.encode_with_offsets(text, &offsets, o.allow_special);
+  for (const TokenSpan& s : e.offsets) offsets.push_back(s.begin);
   if (o.json) {
     json pieces = json::array();
     for (TokenId id : ids) pieces.push_back(tok.display(id));
@@ -90,7 +79,8 @@ std::vector<TokenId> parse_decode_ids(const std::vector<std::string>& args, size
 }
 
 int run_decode(const DecodeOpts& o) {
-  BpeTokenizer tok = load_tokenizer(o.model);
+  std::shared_ptr<const Tokenizer> t = open_tokenizer(o.model);
+  const Tokenizer& tok = *t;
   std::vector<TokenId> ids = parse_decode_ids(o.ids, tok.vocab_size());
   if (o.json) {
     json pieces = json::array();

@@ -20,7 +20,9 @@
 #if ES_HAVE_MPI
 #include "embedscope/dist/mpi_job.h"
 #endif
+#include "embedscope/handle/model_handle.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/tokenizer.h"
 #include "embedscope/train/word2vec.h"
 
 namespace embedscope::cli {
@@ -43,19 +45,6 @@ struct Job {
   std::function<json()> stats;               // what the collective moved
   std::function<void(int exit_code)> abort;  // ends every rank (a rank's failure)
 };
-
-BpeTokenizer load_tokenizer(const std::string& ref) {
-  if (ref == "gpt2") return BpeTokenizer::gpt2_default();
-  namespace fs = std::filesystem;
-  if (fs::is_directory(ref)) {
-    if (auto t = BpeTokenizer::find_in_dir(ref)) return std::move(*t);
-    throw Error(ErrorCode::kNotFound,
-                "--tokenizer " + ref + ": no tokenizer.json or vocab.json + merges.txt in it");
-  }
-  if (fs::is_regular_file(ref)) return BpeTokenizer::from_tokenizer_json(ref);
-  throw Error(ErrorCode::kNotFound,
-              "--tokenizer " + ref + ": expected gpt2, a tokenizer folder or a tokenizer.json");
-}
 
 int train_in_job(const TrainOpts& a, const Job& job) {
   Word2VecOptions o = a.w;
@@ -90,10 +79,15 @@ int train_in_job(const TrainOpts& a, const Job& job) {
   }
   o.collective = job.collective;
 
-  std::optional<BpeTokenizer> tok;
+  std::shared_ptr<const Tokenizer> tok;
   if (!a.tokenizer.empty()) {
-    tok = load_tokenizer(a.tokenizer);
-    o.tokenizer = &*tok;
+    tok = open_tokenizer(a.tokenizer);
+    // The trainer's token mode reads GPT-2-family tokenizers (BpeTokenizer) only.
+    if (!tok->bpe())
+      throw Error(ErrorCode::kUnsupported,
+                  "--tokenizer " + a.tokenizer + " is " + tok->describe() +
+                      "; training in token mode needs a byte-level BPE tokenizer");
+    o.tokenizer = tok->bpe();
     o.tokenizer_name =
         a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
   }

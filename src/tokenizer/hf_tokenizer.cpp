@@ -247,13 +247,14 @@ class HfTokenizer final : public Tokenizer {
     if (it == vocab_.ids.end()) return std::nullopt;
     return it->second;
   }
-  std::string display(TokenId id) const override {
+  std::string display(TokenId id) const override { return display_token(token_bytes(id)); }
+  std::string token_bytes(TokenId id) const override {
     check_id(id);
     std::vector<std::string> toks{vocab_.tokens[size_t(id)]};
     if (decoder_ && !vocab_.special[size_t(id)]) decoder_->apply(toks, false);
     std::string out;
     for (const std::string& t : toks) out += t;
-    return display_token(out);
+    return out;
   }
   bool is_special(TokenId id) const override {
     return id >= 0 && size_t(id) < vocab_.special.size() && vocab_.special[size_t(id)];

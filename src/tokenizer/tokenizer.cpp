@@ -6,13 +6,15 @@
 namespace embedscope {
 
 std::vector<WordVariant> word_variants(const Tokenizer& tok, std::string_view word) {
+  // GPT-2-family tokenizers keep their own rules (the same four variants, raw-byte tokens).
+  if (const BpeTokenizer* bpe = tok.bpe()) return word_variants(*bpe, word);
   while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
   std::vector<std::string> texts = word_variant_texts(word);
   const std::string w(word);
   std::vector<WordVariant> out;
   for (std::string& t : texts) {
     WordVariant v;
-    v.ids = tok.encode_ids(t);
+    v.ids = tok.encode_ids(t, {.split_special_tokens = true});  // a word is plain text
     v.text = std::move(t);
     out.push_back(std::move(v));
   }
