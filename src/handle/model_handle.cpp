@@ -7,6 +7,7 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
+#include "embedscope/tokenizer/sentencepiece.h"
 #include "embedscope/train/default_model.h"
 
 namespace embedscope {
@@ -52,6 +53,9 @@ std::shared_ptr<const Tokenizer> tokenizer_in_dir(const std::string& dir) {
   const std::string json = (std::filesystem::path(dir) / "tokenizer.json").string();
   if (std::filesystem::exists(json, ec)) return tokenizer_json_or_bpe(json);
   if (auto t = BpeTokenizer::find_in_dir(dir)) return make_tokenizer(std::move(*t));
+  for (const char* spm : {"tokenizer.model", "spiece.model"})  // SentencePiece alone
+    if (std::filesystem::exists(std::filesystem::path(dir) / spm, ec))
+      return load_sentencepiece_model((std::filesystem::path(dir) / spm).string());
   return nullptr;
 }
 
@@ -68,6 +72,7 @@ std::shared_ptr<const Tokenizer> tokenizer_from_path(const std::string& path) {
     throw Error(ErrorCode::kInvalidArgument,
                 "--tokenizer '" + path +
                     "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
+  if (path.ends_with(".model")) return load_sentencepiece_model(path);
   return tokenizer_json_or_bpe(path);
 }
 

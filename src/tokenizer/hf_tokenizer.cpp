@@ -7,6 +7,7 @@
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/sentencepiece.h"
 #include "tokenizer/hf_impl.h"
 #include "tokenizer/utf8.h"
 
@@ -349,11 +350,16 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::string file = path;
+  if (path.ends_with(".model") && !fs::is_directory(path, ec))
+    return load_sentencepiece_model(path);
   if (fs::is_directory(path, ec)) {
     file = (fs::path(path) / "tokenizer.json").string();
     if (!fs::exists(file, ec)) {
       // A GPT-2-style folder (vocab.json + merges.txt) goes to the fast path.
       if (auto bpe = BpeTokenizer::find_in_dir(path)) return make_tokenizer(std::move(*bpe));
+      for (const char* spm : {"tokenizer.model", "spiece.model"})
+        if (fs::exists(fs::path(path) / spm, ec))
+          return load_sentencepiece_model((fs::path(path) / spm).string());
       throw Error(ErrorCode::kNotFound,
                   path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
     }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "embedscope/tokenizer/sentencepiece.h"
 #include "embedscope/tokenizer/tokenizer.h"
 #include "tokenizer_fixtures.h"
 
@@ -344,6 +345,32 @@ TEST(HfUnigram, BrownIdsMatchSentencePieceExceptTies) {
   EXPECT_GT(tokens, 1000000u / kStride);
   EXPECT_EQ(bad, 0u) << "Brown lines whose ids differ from SentencePiece's, of " << n;
   EXPECT_LE(ties, n / 1000) << "equal-score lines where SentencePiece chose otherwise";
+}
+
+// The trained SentencePiece model itself (uni.model) read by load_sentencepiece_model: the same
+// ids as its tokenizer.json on every Brown line (which match HF, and SentencePiece except ties:
+// above), and SentencePiece's own ids on all but a few equal-score lines.
+TEST(SentencePieceModel, TrainedUnigramModelMatchesItsTokenizerJsonAndSentencePiece) {
+  std::unique_ptr<Tokenizer> spm = load_sentencepiece_model(unigram_dir() + "/uni.model");
+  std::unique_ptr<Tokenizer> js = load_tokenizer(model_json("unigram"));
+  ASSERT_EQ(spm->vocab_size(), js->vocab_size());
+  std::vector<std::string> lines = read_jsonl_strings(inputs().brown);
+  std::ifstream ref(unigram_dir() + "/spm_ids.jsonl");
+  std::string line;
+  size_t n = 0, differ_json = 0, differ_spm = 0;
+  for (const std::string& s : lines) {
+    if (!std::getline(ref, line)) break;
+    ++n;
+    std::vector<TokenId> got = spm->encode_ids(s);
+    if (got != js->encode_ids(s) && ++differ_json <= 3)
+      ADD_FAILURE() << ".model and tokenizer.json differ on " << json(s).dump();
+    if (got != json::parse(line).get<std::vector<TokenId>>()) ++differ_spm;
+  }
+  EXPECT_EQ(n, lines.size());
+  EXPECT_EQ(differ_json, 0u);
+  EXPECT_LE(differ_spm, n / 1000) << "lines whose ids differ from SentencePiece's (ties)";
+  EXPECT_EQ(spm->decode(spm->encode_ids("The jury said it did find that")),
+            "The jury said it did find that");
 }
 
 }  // namespace
