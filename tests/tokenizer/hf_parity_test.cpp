@@ -348,7 +348,7 @@ TEST(HfUnigram, BrownIdsMatchSentencePieceExceptTies) {
 }
 
 // The trained SentencePiece model itself (uni.model) read by load_sentencepiece_model: the same
-// ids as its tokenizer.json on every Brown line (which match HF, and SentencePiece except ties:
+// ids as its tokenizer.json on every 4th Brown line (which match HF, and SentencePiece except ties:
 // above), and SentencePiece's own ids on all but a few equal-score lines.
 TEST(SentencePieceModel, TrainedUnigramModelMatchesItsTokenizerJsonAndSentencePiece) {
   std::unique_ptr<Tokenizer> spm = load_sentencepiece_model(unigram_dir() + "/uni.model");
@@ -357,16 +357,18 @@ TEST(SentencePieceModel, TrainedUnigramModelMatchesItsTokenizerJsonAndSentencePi
   std::vector<std::string> lines = read_jsonl_strings(inputs().brown);
   std::ifstream ref(unigram_dir() + "/spm_ids.jsonl");
   std::string line;
-  size_t n = 0, differ_json = 0, differ_spm = 0;
+  size_t n = 0, differ_json = 0, differ_spm = 0, k = 0;
+  // Every 4th line (HfUnigram above takes them all): two tokenizers per line.
   for (const std::string& s : lines) {
     if (!std::getline(ref, line)) break;
+    if (k++ % 4 != 0) continue;
     ++n;
     std::vector<TokenId> got = spm->encode_ids(s);
     if (got != js->encode_ids(s) && ++differ_json <= 3)
       ADD_FAILURE() << ".model and tokenizer.json differ on " << json(s).dump();
     if (got != json::parse(line).get<std::vector<TokenId>>()) ++differ_spm;
   }
-  EXPECT_EQ(n, lines.size());
+  EXPECT_EQ(n, (lines.size() + 3) / 4);
   EXPECT_EQ(differ_json, 0u);
   EXPECT_LE(differ_spm, n / 1000) << "lines whose ids differ from SentencePiece's (ties)";
   EXPECT_EQ(spm->decode(spm->encode_ids("The jury said it did find that")),
