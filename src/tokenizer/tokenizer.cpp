@@ -1,6 +1,8 @@
 // Tokenizer-generic helpers (the interface's non-virtual parts).
 #include "embedscope/tokenizer/tokenizer.h"
 
+#include <algorithm>
+
 #include "embedscope/tokenizer/bpe.h"
 
 namespace embedscope {
@@ -12,9 +14,19 @@ std::vector<WordVariant> word_variants(const Tokenizer& tok, std::string_view wo
   std::vector<std::string> texts = word_variant_texts(word);
   const std::string w(word);
   std::vector<WordVariant> out;
+  const EncodeOptions plain{.split_special_tokens = true};  // a word is plain text
+  const std::vector<TokenId> lead = tok.encode_ids("a", plain);
   for (std::string& t : texts) {
     WordVariant v;
-    v.ids = tok.encode_ids(t, {.split_special_tokens = true});  // a word is plain text
+    v.ids = tok.encode_ids(t, plain);
+    if (t.starts_with(' ')) {
+      // " word" stands for the word in running text. Encoded alone, a Metaspace tokenizer
+      // would read its space as a second word start (Llama-2: "▁" + "▁embed"...), so take
+      // the word's ids after "a " instead, when "a"'s ids stay a prefix.
+      std::vector<TokenId> all = tok.encode_ids("a" + t, plain);
+      if (all.size() > lead.size() && std::equal(lead.begin(), lead.end(), all.begin()))
+        v.ids.assign(all.begin() + std::ptrdiff_t(lead.size()), all.end());
+    }
     v.text = std::move(t);
     out.push_back(std::move(v));
   }

@@ -174,14 +174,17 @@ TEST_P(TokenizerFolder, NeighborsResolveAWordToHuggingFaceRows) {
 
 TEST_P(TokenizerFolder, ExploreUsesTheRowsHuggingFaceGives) {
   const Folder& fo = fixture().folders.at(GetParam());
-  json j = cli_json("explore --json -k 5 --model " + shell_quote(fo.dir) + " computer");
-  json used;
-  for (const json& r : j["rows"])
-    if (r["used"].get<bool>()) used = r;
-  ASSERT_FALSE(used.is_null()) << j["rows"].dump();
-  EXPECT_EQ(used["ids"].get<std::vector<TokenId>>(), fo.word_ids[0])
-      << GetParam() << ": " << j["rows"].dump();
-  EXPECT_EQ(j["shape"][0].get<size_t>() > fo.word_ids[0][0], true);
+  for (size_t i = 0; i < kWords.size(); ++i) {
+    json j = cli_json("explore --json -k 5 --model " + shell_quote(fo.dir) + " " + kWords[i]);
+    json used;
+    for (const json& r : j["rows"])
+      if (r["used"].get<bool>()) used = r;
+    ASSERT_FALSE(used.is_null()) << j["rows"].dump();
+    // A word split into pieces is their mean: the pieces of the word in running text.
+    EXPECT_EQ(used["ids"].get<std::vector<TokenId>>(), fo.word_ids[i])
+        << GetParam() << " " << kWords[i] << ": " << j["rows"].dump();
+    EXPECT_EQ(j["composed"].get<bool>(), i == 1) << GetParam() << " " << kWords[i];
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, TokenizerFolder,
