@@ -33,6 +33,8 @@ APT_PACKAGES=(
   # reference tools and data (tests write real files with them)
   python3-numpy python3-torch python3-gensim python3-faiss python3-hnswlib fasttext
   python3-sklearn python3-scipy umap-learn
+  # SentencePiece (tests/tokenizer: trains the Unigram model the parity tests compare against)
+  python3-sentencepiece
   nodejs npm wordnet-base unicode-data bible-kjv-text
   # the web page's real-browser test and bench (driven by npm playwright-core; nothing downloads
   # a browser)

@@ -4,6 +4,8 @@
 #include "common.h"
 #include "embedscope/api/tokenizer_ops.h"
 #include "embedscope/core/paths.h"
+#include "embedscope/handle/model_handle.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope::cli {
 namespace {
@@ -17,9 +19,9 @@ int run(const Opts& o) {
   if (o.text.empty() == o.file.empty())
     throw Error(ErrorCode::kInvalidArgument, "give either TEXT or --file F (exactly one)");
   std::string text = o.file.empty() ? o.text : read_small_file(o.file);
-  BpeTokenizer tok = api::load_tokenizer_ref(o.model);
-  api::TokenizeResult r = api::tokenize(tok, text, o.allow_special);
-  o.json ? print_json(api::to_json(r), false) : print_text(api::to_text(tok, r, text.size()));
+  std::shared_ptr<const Tokenizer> tok = open_tokenizer(o.model);
+  api::TokenizeResult r = api::tokenize(*tok, text, o.allow_special);
+  o.json ? print_json(api::to_json(r), false) : print_text(api::to_text(*tok, r, text.size()));
   return kExitOk;
 }
 
@@ -32,13 +34,13 @@ struct DecodeOpts {
 };
 
 int run_decode(const DecodeOpts& o) {
-  BpeTokenizer tok = api::load_tokenizer_ref(o.model);
-  std::vector<TokenId> ids = api::parse_token_ids(o.ids, tok.vocab_size());
+  std::shared_ptr<const Tokenizer> tok = open_tokenizer(o.model);
+  std::vector<TokenId> ids = api::parse_token_ids(o.ids, tok->vocab_size());
   if (o.json) {
-    print_json(api::decode_json(tok, ids), false);
+    print_json(api::decode_json(*tok, ids), false);
     return kExitOk;
   }
-  print_text(o.bytes ? tok.decode_bytes(ids) : tok.decode(ids) + "\n");
+  print_text(o.bytes ? tok->decode_bytes(ids) : tok->decode(ids) + "\n");
   return kExitOk;
 }
 

@@ -147,19 +147,15 @@ PYBIND11_MODULE(_embedscope, m) {
         {
           py::gil_scoped_release nogil;
           validate_word2vec_options(o);
-          std::optional<BpeTokenizer> tok;
+          std::shared_ptr<const Tokenizer> tok;
           if (!tokenizer.empty()) {
-            if (tokenizer == "gpt2")
-              tok = BpeTokenizer::gpt2_default();
-            else if (std::filesystem::is_directory(tokenizer))
-              tok = BpeTokenizer::find_in_dir(tokenizer);
-            else
-              tok = BpeTokenizer::from_tokenizer_json(tokenizer);
-            if (!tok)
-              throw Error(ErrorCode::kNotFound,
-                          "train: tokenizer " + tokenizer +
-                              ": no tokenizer.json or vocab.json + merges.txt in it");
-            o.tokenizer = &*tok;
+            tok = open_tokenizer(tokenizer);
+            // The trainer's token mode reads GPT-2-family tokenizers (BpeTokenizer) only.
+            if (!tok->bpe())
+              throw Error(ErrorCode::kUnsupported,
+                          "train: tokenizer " + tokenizer + " is " + tok->describe() +
+                              "; training in token mode needs a byte-level BPE tokenizer");
+            o.tokenizer = tok->bpe();
             o.tokenizer_name =
                 tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(tokenizer).string();
           }
@@ -359,10 +355,12 @@ PYBIND11_MODULE(_embedscope, m) {
             std::vector<size_t> offs;
             {
               py::gil_scoped_release nogil;
-              const BpeTokenizer* t = h->tokenizer();
+              const Tokenizer* t = h->tokenizer();
               if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
-              ids = offsets ? t->encode_with_offsets(text, &offs, allow_special)
-                            : t->encode(text, allow_special);
+              Encoding e = t->encode(text, {.split_special_tokens = !allow_special});
+              ids = std::move(e.ids);
+              if (offsets)
+                for (const TokenSpan& sp : e.offsets) offs.push_back(sp.begin);
             }
             if (offsets) return py::make_tuple(ids, offs);
             return py::cast(ids);
@@ -375,7 +373,7 @@ PYBIND11_MODULE(_embedscope, m) {
             std::string out;
             {
               py::gil_scoped_release nogil;
-              const BpeTokenizer* t = h->tokenizer();
+              const Tokenizer* t = h->tokenizer();
               if (!t) throw Error(ErrorCode::kNotFound, "this model has no tokenizer");
               out = raw ? t->decode_bytes(ids) : t->decode(ids);
             }
@@ -404,7 +402,7 @@ PYBIND11_MODULE(_embedscope, m) {
           },
           py::arg("path"), py::arg("format") = "")
       .def("token_vocab_size", [](const PyModel& s) {
-        const BpeTokenizer* t = s.h()->tokenizer();
+        const Tokenizer* t = s.h()->tokenizer();
         return t ? t->vocab_size() : 0;
       });
   bind_search(cls);

@@ -17,6 +17,7 @@
 #include "embedscope/search/analogy.h"
 #include "embedscope/search/searcher.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope {
 
@@ -163,7 +164,7 @@ std::vector<std::string_view> lines_of(const std::string& text) {
 // Word -> rows: the restricted, case-folded vocabulary, or the tokenizer.
 class WordRows {
  public:
-  WordRows(const LoadedEmbeddings& emb, const BpeTokenizer* tok, const EvalOptions& o)
+  WordRows(const LoadedEmbeddings& emb, const Tokenizer* tok, const EvalOptions& o)
       : emb_(emb), tok_(tok), o_(o) {
     if (tok_) return;
     size_t n = std::min(o.restrict_vocab, emb.vocab.size());
@@ -203,7 +204,7 @@ class WordRows {
 
  private:
   const LoadedEmbeddings& emb_;
-  const BpeTokenizer* tok_;
+  const Tokenizer* tok_;
   EvalOptions o_;
   std::unordered_map<std::string, TokenId> ok_;
 };
@@ -248,7 +249,7 @@ double spearman_rho(const std::vector<double>& x, const std::vector<double>& y) 
   return pearson_r(average_ranks(x), average_ranks(y));
 }
 
-AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer* tok,
+AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const Tokenizer* tok,
                                  const std::string& path, const EvalOptions& o) {
   std::string text = read_small_file(path, size_t(256) << 20);
   WordRows rows(emb, tok, o);
@@ -335,7 +336,7 @@ AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer
   return res;
 }
 
-PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer* tok,
+PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const Tokenizer* tok,
                                 const std::string& path, const EvalOptions& o) {
   std::string text = read_small_file(path, size_t(256) << 20);
   WordRows rows(emb, tok, o);

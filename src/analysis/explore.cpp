@@ -12,6 +12,7 @@
 #include "embedscope/core/error.h"
 #include "embedscope/search/searcher.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope {
 
@@ -68,7 +69,7 @@ void LabelCounts::add(const LabelCounts& o) {
   for (auto& [k, v] : o.noise_kinds) noise_kinds[k] += v;
 }
 
-Explorer::Explorer(const Model& model, const BpeTokenizer* tokenizer, const Labeller& labeller,
+Explorer::Explorer(const Model& model, const Tokenizer* tokenizer, const Labeller& labeller,
                    ExploreOptions options)
     : model_(model), tok_(tokenizer), lab_(labeller), opt_(std::move(options)) {
   const auto& table = model_.emb.table;
@@ -80,15 +81,16 @@ Explorer::Explorer(const Model& model, const BpeTokenizer* tokenizer, const Labe
   init_ = parse_init_hint(opt_.init.empty() ? model_.init_hint : opt_.init);
   size_t n = table.n_rows();
   size_t limit = model_.n_search_rows ? std::min(model_.n_search_rows, n) : n;
-  auto token_of = [&](size_t i) -> std::string_view {
-    if (i < vocab.size()) return vocab.token(TokenId(i));
+  // By value: a Tokenizer's token_bytes() is computed, not stored.
+  auto token_of = [&](size_t i) -> std::string {
+    if (i < vocab.size()) return std::string(vocab.token(TokenId(i)));
     if (tok_ && i < tok_->vocab_size()) return tok_->token_bytes(TokenId(i));
     return {};
   };
   // A vocabulary "marks word starts" when a sizeable share of its tokens begin with a marker.
   size_t n_marked = 0, n_seen = std::min<size_t>(limit, 60000);
   for (size_t i = 0; i < n_seen; ++i) {
-    std::string_view t = token_of(i);
+    const std::string t = token_of(i);
     for (const char* m : kMarkers)
       if (t.starts_with(m) && t.size() > std::strlen(m)) {
         ++n_marked;
@@ -98,7 +100,7 @@ Explorer::Explorer(const Model& model, const BpeTokenizer* tokenizer, const Labe
   marks_ = n_seen > 0 && n_marked * 10 > n_seen;
   allow_.assign(n, 0);
   for (size_t i = 0; i < limit; ++i) {
-    std::string_view t = token_of(i);
+    const std::string t = token_of(i);
     if (opt_.all_tokens) {
       allow_[i] = 1;
       continue;
@@ -216,8 +218,8 @@ ExploreResult Explorer::explore(std::string_view word_in, size_t k, uint64_t see
         throw Error(ErrorCode::kOutOfRange, model_.path + ": token id " + std::to_string(id) +
                                                 " of '" + word + "' is beyond the table's " +
                                                 std::to_string(table.n_rows()) + " rows");
-      d.push_back(
-          readable_token(size_t(id) < vocab.size() ? vocab.token(id) : tok_->token_bytes(id)));
+      d.push_back(readable_token(size_t(id) < vocab.size() ? std::string(vocab.token(id))
+                                                           : tok_->token_bytes(id)));
     }
     return d;
   };

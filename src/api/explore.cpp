@@ -19,7 +19,7 @@ bool vocab_holds(const Vocabulary& v, const std::string& w) {
 }
 
 std::shared_ptr<SharedExplorer> explorer_for(const ModelHandle& h, const ExploreRequest& r) {
-  const BpeTokenizer* tok = nullptr;
+  const Tokenizer* tok = nullptr;
   bool skip =
       r.lazy_tokenizer && !h.tokenizer_loaded() && vocab_holds(h.vocab(), r.sample ? "" : r.word);
   if (!skip) tok = h.tokenizer();
@@ -61,7 +61,7 @@ ExploreResult explore(const ModelHandle& h, const ExploreRequest& r) {
 SampleResult explore_sample(const ModelHandle& h, const ExploreRequest& r) {
   if (r.k == 0) throw Error(ErrorCode::kInvalidArgument, "explore: k must be at least 1");
   // sample() takes k and seed from the Explorer's options: a private explorer.
-  const BpeTokenizer* tok = r.lazy_tokenizer && !h.tokenizer_loaded() ? nullptr : h.tokenizer();
+  const Tokenizer* tok = r.lazy_tokenizer && !h.tokenizer_loaded() ? nullptr : h.tokenizer();
   Explorer ex(
       h.model(), tok, shared_labeller(),
       {.k = r.k, .seed = r.seed, .all_tokens = r.all_tokens, .init = r.init, .n_threads = 0});

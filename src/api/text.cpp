@@ -1,5 +1,7 @@
 #include "embedscope/api/text.h"
 
+#include "embedscope/api/tokenizer_ops.h"
+
 #include <exception>
 
 #include "embedscope/core/error.h"
@@ -9,8 +11,8 @@ namespace embedscope::api {
 
 namespace {
 
-const BpeTokenizer& need_tokenizer(const ModelHandle& h) {
-  const BpeTokenizer* tok = h.tokenizer();
+const Tokenizer& need_tokenizer(const ModelHandle& h) {
+  const Tokenizer* tok = h.tokenizer();
   if (!tok)
     throw Error(ErrorCode::kUnsupported, h.model().path + " has no tokenizer (tokenizer source: " +
                                              h.tokenizer_source() + ")");
@@ -27,12 +29,7 @@ void check_id(const ModelHandle& h, int64_t id, size_t limit) {
 }  // namespace
 
 TokenizeResult tokenize(const ModelHandle& h, std::string_view text, bool allow_special) {
-  const BpeTokenizer& tok = need_tokenizer(h);
-  TokenizeResult r;
-  r.ids = tok.encode_with_offsets(text, &r.offsets, allow_special);
-  r.pieces.reserve(r.ids.size());
-  for (TokenId id : r.ids) r.pieces.push_back(tok.display(id));
-  return r;
+  return tokenize(need_tokenizer(h), text, allow_special);
 }
 
 json to_json(const TokenizeResult& r) {
@@ -40,7 +37,7 @@ json to_json(const TokenizeResult& r) {
 }
 
 DecodeResult decode(const ModelHandle& h, const std::vector<int64_t>& ids) {
-  const BpeTokenizer& tok = need_tokenizer(h);
+  const Tokenizer& tok = need_tokenizer(h);
   std::vector<TokenId> t;
   t.reserve(ids.size());
   for (int64_t id : ids) {
@@ -61,12 +58,14 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
   EmbedResult out;
   out.vectors.resize(n);
   out.n_tokens.resize(n);
-  const BpeTokenizer* tok = r.texts.empty() ? nullptr : h.tokenizer();
+  const Tokenizer* tok = r.texts.empty() ? nullptr : h.tokenizer();
   const WordLookup* words = r.texts.empty() || tok ? nullptr : &h.words();
   auto one = [&](size_t i, std::vector<float>& row) {
     std::vector<int64_t> ids;
     if (tok) {
-      for (TokenId id : tok->encode(r.texts[i])) ids.push_back(id);
+      // Special tokens written in the text stay plain text (the GPT-2 path's rule).
+      for (TokenId id : tok->encode_ids(r.texts[i], {.split_special_tokens = true}))
+        ids.push_back(id);
     } else if (words) {  // no tokenizer: words split on ASCII spaces, looked up as vocabulary
                          // entries
       const std::string& s = r.texts[i];

@@ -5,33 +5,19 @@
 #include <cstdlib>
 
 #include "embedscope/core/error.h"
-#include "embedscope/core/paths.h"
 
 namespace embedscope::api {
 
-BpeTokenizer load_tokenizer_ref(const std::string& ref) {
-  if (ref.empty()) return BpeTokenizer::gpt2_default();
-  if (dir_exists(ref)) {
-    std::optional<BpeTokenizer> tok = BpeTokenizer::find_in_dir(ref);
-    if (!tok)
-      throw Error(ErrorCode::kNotFound, ref +
-                                            ": no tokenizer files (tokenizer.json, or vocab.json + "
-                                            "merges.txt, or encoder.json + vocab.bpe)");
-    return std::move(*tok);
-  }
-  if (ref.size() > 5 && ref.ends_with(".gguf")) return BpeTokenizer::from_gguf(ref);
-  if (!file_exists(ref)) throw Error(ErrorCode::kNotFound, ref + ": no such file or folder");
-  return BpeTokenizer::from_tokenizer_json(ref);
-}
-
-TokenizeResult tokenize(const BpeTokenizer& tok, std::string_view text, bool allow_special) {
+TokenizeResult tokenize(const Tokenizer& tok, std::string_view text, bool allow_special) {
   TokenizeResult r;
-  r.ids = tok.encode_with_offsets(text, &r.offsets, allow_special);
+  Encoding e = tok.encode(text, {.split_special_tokens = !allow_special});
+  r.ids = std::move(e.ids);
+  for (const TokenSpan& s : e.offsets) r.offsets.push_back(s.begin);
   for (TokenId id : r.ids) r.pieces.push_back(tok.display(id));
   return r;
 }
 
-std::string to_text(const BpeTokenizer& tok, const TokenizeResult& r, size_t n_bytes) {
+std::string to_text(const Tokenizer& tok, const TokenizeResult& r, size_t n_bytes) {
   std::string s;
   char b[96];
   std::snprintf(b, sizeof b, "%zu tokens, %zu bytes\n%8s %8s  %s\n", r.ids.size(), n_bytes,
@@ -70,7 +56,7 @@ std::vector<TokenId> parse_token_ids(const std::vector<std::string>& items, size
   return ids;
 }
 
-json decode_json(const BpeTokenizer& tok, const std::vector<TokenId>& ids) {
+json decode_json(const Tokenizer& tok, const std::vector<TokenId>& ids) {
   json pieces = json::array(), bytes = json::array();
   for (TokenId id : ids) pieces.push_back(tok.display(id));
   for (unsigned char c : tok.decode_bytes(ids)) bytes.push_back(int(c));

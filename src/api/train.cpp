@@ -10,19 +10,6 @@
 
 namespace embedscope::api {
 
-BpeTokenizer load_train_tokenizer(const std::string& ref) {
-  if (ref == "gpt2") return BpeTokenizer::gpt2_default();
-  namespace fs = std::filesystem;
-  if (fs::is_directory(ref)) {
-    if (auto t = BpeTokenizer::find_in_dir(ref)) return std::move(*t);
-    throw Error(ErrorCode::kNotFound,
-                "--tokenizer " + ref + ": no tokenizer.json or vocab.json + merges.txt in it");
-  }
-  if (fs::is_regular_file(ref)) return BpeTokenizer::from_tokenizer_json(ref);
-  throw Error(ErrorCode::kNotFound,
-              "--tokenizer " + ref + ": expected gpt2, a tokenizer folder or a tokenizer.json");
-}
-
 std::optional<TrainSummary> train(const TrainRequest& a, const TrainJob& job, ProgressFn progress) {
   Word2VecOptions o = a.w;
   const bool rank0 = job.rank == 0;
@@ -55,10 +42,15 @@ std::optional<TrainSummary> train(const TrainRequest& a, const TrainJob& job, Pr
     }
   }
   o.collective = job.collective;
-  std::optional<BpeTokenizer> tok;
+  std::shared_ptr<const Tokenizer> tok;
   if (!a.tokenizer.empty()) {
-    tok = load_train_tokenizer(a.tokenizer);
-    o.tokenizer = &*tok;
+    tok = open_tokenizer(a.tokenizer);
+    // The trainer's token mode reads GPT-2-family tokenizers (BpeTokenizer) only.
+    if (!tok->bpe())
+      throw Error(ErrorCode::kUnsupported,
+                  "--tokenizer " + a.tokenizer + " is " + tok->describe() +
+                      "; training in token mode needs a byte-level BPE tokenizer");
+    o.tokenizer = tok->bpe();
     o.tokenizer_name =
         a.tokenizer == "gpt2" ? "gpt2" : std::filesystem::absolute(a.tokenizer).string();
   }

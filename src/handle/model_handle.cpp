@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "embedscope/core/error.h"
+#include "embedscope/core/mapped_file.h"
+#include "embedscope/tokenizer/sentencepiece.h"
 #include "embedscope/train/default_model.h"
 
 namespace embedscope {
@@ -15,18 +17,63 @@ namespace {
 // GPT-2's table has 50257 rows; checkpoints pad it to a multiple of 64 (50304).
 bool looks_like_gpt2(size_t n_rows) { return n_rows >= 50257 && n_rows <= 50304; }
 
-BpeTokenizer tokenizer_from_path(const std::string& path) {
+// A tokenizer.json that declares a normalizer: BpeTokenizer would ignore an NFC normalizer
+// (Qwen's) and differ from Hugging Face on text that is not NFC, so such files take the full
+// pipeline. A textual check on the top-level key (no other part of the format has one).
+bool declares_normalizer(const std::string& file) {
+  auto m = MappedFile::open(file);
+  std::string_view t(reinterpret_cast<const char*>(m->data()), m->size());
+  for (size_t at = t.find("\"normalizer\""); at != std::string_view::npos;
+       at = t.find("\"normalizer\"", at + 1)) {
+    size_t i = at + 12;
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+    if (i >= t.size() || t[i] != ':') continue;
+    ++i;
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+    if (t.substr(i, 4) != "null") return true;
+  }
+  return false;
+}
+
+// The fast path for GPT-2-family files, else the full tokenizer.json pipeline (see the header).
+std::shared_ptr<const Tokenizer> tokenizer_json_or_bpe(const std::string& file) {
+  if (!declares_normalizer(file)) {
+    try {
+      return make_tokenizer(BpeTokenizer::from_tokenizer_json(file));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+    }
+  }
+  return load_tokenizer(file);
+}
+
+// nullptr when the folder holds no tokenizer files.
+std::shared_ptr<const Tokenizer> tokenizer_in_dir(const std::string& dir) {
+  std::error_code ec;
+  const std::string json = (std::filesystem::path(dir) / "tokenizer.json").string();
+  if (std::filesystem::exists(json, ec)) return tokenizer_json_or_bpe(json);
+  if (auto t = BpeTokenizer::find_in_dir(dir)) return make_tokenizer(std::move(*t));
+  for (const char* spm : {"tokenizer.model", "spiece.model"})  // SentencePiece alone
+    if (std::filesystem::exists(std::filesystem::path(dir) / spm, ec))
+      return load_sentencepiece_model((std::filesystem::path(dir) / spm).string());
+  return nullptr;
+}
+
+std::shared_ptr<const Tokenizer> tokenizer_from_path(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    if (auto t = BpeTokenizer::find_in_dir(path)) return std::move(*t);
+    if (auto t = tokenizer_in_dir(path)) return t;
     throw Error(ErrorCode::kNotFound,
-                path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
+                path +
+                    ": no tokenizer files (tokenizer.json, or vocab.json + "
+                    "merges.txt, or encoder.json + vocab.bpe) in this folder");
   }
   if (!std::filesystem::exists(path, ec))
     throw Error(ErrorCode::kInvalidArgument,
                 "--tokenizer '" + path +
                     "': expected auto, gpt2, none, or an existing tokenizer.json or folder");
-  return BpeTokenizer::from_tokenizer_json(path);
+  if (path.ends_with(".model")) return load_sentencepiece_model(path);
+  return tokenizer_json_or_bpe(path);
 }
 
 }  // namespace
@@ -51,7 +98,7 @@ TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
   TokenizerChoice c;
   if (choice == "none") return c;
   if (choice == "gpt2") {
-    c.tokenizer = BpeTokenizer::gpt2_default();
+    c.tokenizer = make_tokenizer(BpeTokenizer::gpt2_default());
     c.source = "flag";
     return c;
   }
@@ -62,18 +109,18 @@ TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
   }
   if (auto it = m.emb.metadata.find("embedscope.tokenizer");
       it != m.emb.metadata.end() && it->second == "gpt2") {
-    c.tokenizer = BpeTokenizer::gpt2_default();
+    c.tokenizer = make_tokenizer(BpeTokenizer::gpt2_default());
     c.source = "metadata";
     return c;
   }
   if (!m.dir.empty())
-    if (auto t = BpeTokenizer::find_in_dir(m.dir)) {
+    if (auto t = tokenizer_in_dir(m.dir)) {
       c.tokenizer = std::move(t);
       c.source = "folder";
       return c;
     }
   if (m.emb.format == FileFormat::kGguf) {
-    c.tokenizer = BpeTokenizer::from_gguf(m.path);
+    c.tokenizer = make_tokenizer(BpeTokenizer::from_gguf(m.path));
     c.source = "gguf";
     return c;
   }
@@ -87,13 +134,23 @@ TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
       for (size_t i = 0; i < std::min<size_t>(m.emb.vocab.size(), 50257) && agrees; i += 97)
         agrees = m.emb.vocab.token(TokenId(i)) == t.token_bytes(TokenId(i));
       if (agrees) {
-        c.tokenizer = std::move(t);
+        c.tokenizer = make_tokenizer(std::move(t));
         c.source = "gpt2-shape";
       }
     } catch (const Error&) {
     }
   }
   return c;
+}
+
+std::shared_ptr<const Tokenizer> open_tokenizer(const std::string& ref) {
+  if (ref.empty() || ref == "gpt2") return make_tokenizer(BpeTokenizer::gpt2_default());
+  std::error_code ec;
+  if (!std::filesystem::exists(ref, ec))
+    throw Error(ErrorCode::kNotFound, ref + ": no such file or folder");
+  if (!std::filesystem::is_directory(ref, ec) && ref.size() > 5 && ref.ends_with(".gguf"))
+    return make_tokenizer(BpeTokenizer::from_gguf(ref));
+  return tokenizer_from_path(ref);
 }
 
 ModelHandle::ModelHandle(Model model, HandleOptions options, bool is_default)
@@ -138,9 +195,9 @@ void ModelHandle::load_tokenizer() const {
   });
 }
 
-const BpeTokenizer* ModelHandle::tokenizer() const {
+const Tokenizer* ModelHandle::tokenizer() const {
   load_tokenizer();
-  return tok_.tokenizer ? &*tok_.tokenizer : nullptr;
+  return tok_.tokenizer.get();
 }
 
 const std::string& ModelHandle::tokenizer_source() const {
@@ -153,7 +210,7 @@ bool ModelHandle::tokenizer_loaded() const { return tok_loaded_.load(std::memory
 const WordLookup& ModelHandle::words() const {
   std::call_once(words_once_, [this] {
     load_tokenizer();
-    // WordLookup keeps its own copy of the tokenizer (BpeTokenizer shares its tables).
+    // WordLookup shares the tokenizer.
     words_ = std::make_unique<WordLookup>(&model_.emb.vocab, tok_.tokenizer, n_search_rows());
   });
   return *words_;

@@ -26,12 +26,27 @@ std::string capitalised(std::string_view s) {
 }  // namespace
 
 WordLookup::WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows)
-    : vocab_(vocab), owned_(std::move(tok)), n_rows_(n_rows) {
-  tok_ = owned_ ? &*owned_ : nullptr;
-}
+    : WordLookup(vocab,
+                 tok ? std::shared_ptr<const Tokenizer>(make_tokenizer(std::move(*tok))) : nullptr,
+                 n_rows) {}
 
-WordLookup::WordLookup(const Vocabulary* vocab, const BpeTokenizer* tok, size_t n_rows)
+WordLookup::WordLookup(const Vocabulary* vocab, std::shared_ptr<const Tokenizer> tok, size_t n_rows)
+    : vocab_(vocab), owned_(std::move(tok)), tok_(owned_.get()), n_rows_(n_rows) {}
+
+WordLookup::WordLookup(const Vocabulary* vocab, const Tokenizer* tok, size_t n_rows)
     : vocab_(vocab), tok_(tok), n_rows_(n_rows) {}
+
+std::vector<TokenId> WordLookup::in_running_text(std::string_view word) const {
+  // The word after "a ": what running text gives it, whatever the tokenizer's word-start
+  // convention ("Ġ" from the space, "▁" prepended by a Metaspace, nothing for WordPiece).
+  // Special tokens written in the word stay plain text.
+  const EncodeOptions plain{.split_special_tokens = true};
+  std::vector<TokenId> lead = tok_->encode_ids("a", plain);
+  std::vector<TokenId> all = tok_->encode_ids("a " + std::string(word), plain);
+  if (all.size() > lead.size() && std::equal(lead.begin(), lead.end(), all.begin()))
+    return {all.begin() + std::ptrdiff_t(lead.size()), all.end()};
+  return tok_->encode_ids(" " + std::string(word), plain);  // "a" merged with the word
+}
 
 WordLookup::WordLookup(const Model& m)
     : WordLookup(&m.emb.vocab, choose_tokenizer(m, "auto").tokenizer,
@@ -73,33 +88,54 @@ std::optional<ResolvedWord> WordLookup::resolve(std::string_view q) const {
         if (v.single_token() && v.ids[0] >= 0 && size_t(v.ids[0]) < n_rows_)
           r.exclude.push_back(v.ids[0]);
     };
-    if (q[0] == ' ') {
-      if (auto id = tok_->token_id(q)) {
-        r.ids = {*id};
-        add_variants(q.substr(1));
-        return finish("token");
-      }
-    }
-    add_variants(q);
-    if (auto id = tok_->token_id(" " + std::string(q))) {
-      r.ids = {*id};
-      return finish("token");
-    }
-    if (auto id = tok_->token_id(q)) {
-      r.ids = {*id};
-      return finish("bare-token");
-    }
     // "monday" is no GPT-2 token but " Monday" is: a single token of the word with its first
     // letter's case flipped beats averaging the pieces of " monday" (tokenizer's default_variant).
-    {
+    auto case_variant = [&]() -> bool {
       auto vars = word_variants(*tok_, q);
       const WordVariant& v = vars[default_variant(vars)];
-      if (v.single_token() && v.ids[0] >= 0 && size_t(v.ids[0]) < n_rows_) {
-        r.ids = v.ids;
-        return finish("case-variant");
+      if (!v.single_token() || v.ids[0] < 0 || size_t(v.ids[0]) >= n_rows_) return false;
+      r.ids = v.ids;
+      return true;
+    };
+    if (const BpeTokenizer* bpe = tok_->bpe()) {
+      // GPT-2 family: the vocabulary holds raw bytes, so " computer" is looked up directly.
+      if (q[0] == ' ') {
+        if (auto id = bpe->token_id(q)) {
+          r.ids = {*id};
+          add_variants(q.substr(1));
+          return finish("token");
+        }
       }
+      add_variants(q);
+      if (auto id = bpe->token_id(" " + std::string(q))) {
+        r.ids = {*id};
+        return finish("token");
+      }
+      if (auto id = bpe->token_id(q)) {
+        r.ids = {*id};
+        return finish("bare-token");
+      }
+      if (case_variant()) return finish("case-variant");
+      r.ids = bpe->encode(" " + std::string(q));
+      if (r.ids.empty()) return std::nullopt;
+      return finish("pieces");
     }
-    r.ids = tok_->encode(" " + std::string(q));
+    // Other tokenizers spell word starts their own way (Llama-2's "▁computer", BERT's bare
+    // "computer"), so the rows are found by encoding: the word as running text first.
+    while (!q.empty() && q.front() == ' ') q.remove_prefix(1);
+    if (q.empty()) throw Error(ErrorCode::kInvalidArgument, "empty query word");
+    add_variants(q);
+    std::vector<TokenId> running = in_running_text(q);
+    if (running.size() == 1) {
+      r.ids = std::move(running);
+      return finish("token");
+    }
+    if (auto bare = tok_->encode_ids(q, {.split_special_tokens = true}); bare.size() == 1) {
+      r.ids = std::move(bare);
+      return finish("bare-token");
+    }
+    if (case_variant()) return finish("case-variant");
+    r.ids = std::move(running);
     if (r.ids.empty()) return std::nullopt;
     return finish("pieces");
   }

@@ -63,6 +63,8 @@ class BpeAdapter final : public Tokenizer {
   }
   std::string display(TokenId id) const override { return bpe_.display(id); }
   bool is_special(TokenId id) const override { return bpe_.is_special(id); }
+  std::string token_bytes(TokenId id) const override { return bpe_.token_bytes(id); }
+  const BpeTokenizer* bpe() const override { return &bpe_; }
 
  private:
   BpeTokenizer bpe_;

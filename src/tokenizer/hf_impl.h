@@ -78,6 +78,8 @@ struct Model {
 };
 // Fills vocab.tokens / ids from model.vocab (the added tokens are merged in later).
 std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab);
+// The Unigram model (hf_unigram.cpp), called by make_model.
+std::unique_ptr<Model> make_unigram(const Ctx& c, const json& j, Vocab& vocab);
 // Called once the added tokens are in the vocabulary (unk / continuing prefix lookups).
 void finish_model(const Ctx& c, Model& m, const Vocab& vocab);
 

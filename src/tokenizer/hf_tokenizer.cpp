@@ -7,6 +7,7 @@
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/sentencepiece.h"
 #include "tokenizer/hf_impl.h"
 #include "tokenizer/utf8.h"
 
@@ -247,13 +248,14 @@ class HfTokenizer final : public Tokenizer {
     if (it == vocab_.ids.end()) return std::nullopt;
     return it->second;
   }
-  std::string display(TokenId id) const override {
+  std::string display(TokenId id) const override { return display_token(token_bytes(id)); }
+  std::string token_bytes(TokenId id) const override {
     check_id(id);
     std::vector<std::string> toks{vocab_.tokens[size_t(id)]};
     if (decoder_ && !vocab_.special[size_t(id)]) decoder_->apply(toks, false);
     std::string out;
     for (const std::string& t : toks) out += t;
-    return display_token(out);
+    return out;
   }
   bool is_special(TokenId id) const override {
     return id >= 0 && size_t(id) < vocab_.special.size() && vocab_.special[size_t(id)];
@@ -348,11 +350,16 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::string file = path;
+  if (path.ends_with(".model") && !fs::is_directory(path, ec))
+    return load_sentencepiece_model(path);
   if (fs::is_directory(path, ec)) {
     file = (fs::path(path) / "tokenizer.json").string();
     if (!fs::exists(file, ec)) {
       // A GPT-2-style folder (vocab.json + merges.txt) goes to the fast path.
       if (auto bpe = BpeTokenizer::find_in_dir(path)) return make_tokenizer(std::move(*bpe));
+      for (const char* spm : {"tokenizer.model", "spiece.model"})
+        if (fs::exists(fs::path(path) / spm, ec))
+          return load_sentencepiece_model((fs::path(path) / spm).string());
       throw Error(ErrorCode::kNotFound,
                   path + ": no tokenizer.json or vocab.json + merges.txt in this folder");
     }

@@ -1,4 +1,4 @@
-// Malformed and hostile tokenizer.json files (docs/reliability.md T17-T30): each case is a
+// Malformed and hostile tokenizer.json files (docs/reliability.md T17-T33): each case is a
 // clear Error with the expected code and a message naming the JSON path and the value, or a
 // documented policy; never a crash, a hang or an allocation sized by the file.
 #include <gtest/gtest.h>
@@ -64,8 +64,8 @@ TEST(HfTokenizerFile, T17RejectsTextThatIsNotJson) {
 
 TEST(HfTokenizerFile, T18RejectsUnknownTypesNamingThePath) {
   json j = base();
-  j["model"]["type"] = "Unigram";
-  expect_error(j, ErrorCode::kUnsupported, {"model.type \"Unigram\"", "BPE, WordPiece"});
+  j["model"]["type"] = "WordLevel";
+  expect_error(j, ErrorCode::kUnsupported, {"model.type \"WordLevel\"", "BPE, WordPiece, Unigram"});
   j = base();
   j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAA"}};
   expect_error(j, ErrorCode::kUnsupported, {"normalizer.type \"Precompiled\""});
@@ -250,6 +250,68 @@ TEST(HfTokenizerFile, T30DecodeRejectsIdsOutOfRange) {
       EXPECT_NE(std::string(e.what()).find(std::to_string(bad)), std::string::npos);
     }
   }
+}
+
+// A small Unigram file: pieces with log-probabilities, <unk> = 0.
+json unigram() {
+  json j = base();
+  j["post_processor"] = nullptr;
+  j["added_tokens"] = json::array();
+  j["model"] = json::parse(R"({"type": "Unigram", "unk_id": 0, "byte_fallback": false,
+    "vocab": [["<unk>", 0.0], ["a", -2.0], ["b", -2.5], ["ab", -3.0], ["abb", -9.0]]})");
+  return j;
+}
+
+TEST(HfTokenizerFile, UnigramBaseFileTakesTheBestPathAndFusesUnknowns) {
+  auto tok = load_tokenizer_json_text(unigram().dump(), "uni.json");
+  EXPECT_EQ(tok->describe(), "tokenizer.json (Unigram)");
+  // "abb": ab + b (-5.5) beats abb (-9.0) and a + b + b (-7.0); "xy" is one fused <unk>.
+  EXPECT_EQ(tok->encode_ids("abb"), (std::vector<TokenId>{3, 2}));
+  EXPECT_EQ(tok->encode_ids("axyb"), (std::vector<TokenId>{1, 0, 2}));
+  Encoding e = tok->encode("axyb");
+  EXPECT_EQ(e.offsets[1], (TokenSpan{1, 3}));
+}
+
+TEST(HfTokenizerFile, T31RejectsMalformedUnigramVocabularies) {
+  json j = unigram();
+  j["model"]["vocab"] = {{"a", -1.0}};
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab", "expected an array of [piece, score]"});
+  j = unigram();
+  j["model"]["vocab"][2] = json::array({"b"});
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab[2]", "is not [piece, score]"});
+  j = unigram();
+  j["model"]["vocab"][2] = json::array({"b", "high"});
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab[2]", "is not [piece, score]"});
+  j = unigram();
+  j["model"]["vocab"][2] = json::array({"", -1.0});
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab[2]", "piece is empty"});
+  j = unigram();
+  j["model"]["vocab"][4] = json::array({"a", -1.0});
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab[4]", "\"a\" repeats model.vocab[1]"});
+  j = unigram();
+  j["model"]["vocab"][4] = json::array({std::string(5000, 'a'), -1.0});
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab[4]", "5000 bytes, more than 1024"});
+  j = unigram();
+  j["model"]["vocab"] = json::array();
+  expect_error(j, ErrorCode::kCorrupt, {"model.vocab", "is empty"});
+}
+
+TEST(HfTokenizerFile, T32RejectsAUnigramUnkIdOutOfRange) {
+  json j = unigram();
+  j["model"]["unk_id"] = 5;
+  expect_error(j, ErrorCode::kCorrupt, {"model.unk_id", "5 is not an id in [0, 5)"});
+  j["model"]["unk_id"] = -1;
+  expect_error(j, ErrorCode::kCorrupt, {"model.unk_id", "-1"});
+  j["model"]["unk_id"] = "0";
+  expect_error(j, ErrorCode::kCorrupt, {"model.unk_id"});
+}
+
+TEST(HfTokenizerFile, T33RefusesAUnigramModelWithoutUnkId) {
+  json j = unigram();
+  j["model"]["unk_id"] = nullptr;
+  expect_error(j, ErrorCode::kUnsupported, {"model.unk_id", "null"});
+  j["model"].erase("unk_id");
+  expect_error(j, ErrorCode::kUnsupported, {"model.unk_id"});
 }
 
 }  // namespace

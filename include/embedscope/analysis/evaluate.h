@@ -37,7 +37,7 @@
 
 namespace embedscope {
 
-class BpeTokenizer;
+class Tokenizer;
 
 struct EvalOptions {
   size_t restrict_vocab = 300000;
@@ -67,9 +67,9 @@ struct PairsResult {
   size_t n_pairs = 0, n_oov = 0, n_composed = 0;
 };
 
-AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const BpeTokenizer* tokenizer,
+AnalogyResult evaluate_analogies(const LoadedEmbeddings& emb, const Tokenizer* tokenizer,
                                  const std::string& path, const EvalOptions& options);
-PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const BpeTokenizer* tokenizer,
+PairsResult evaluate_word_pairs(const LoadedEmbeddings& emb, const Tokenizer* tokenizer,
                                 const std::string& path, const EvalOptions& options);
 
 // Correlations (exposed for tests): Pearson r; Spearman rho with average ranks for ties.

@@ -42,7 +42,7 @@
 
 namespace embedscope {
 
-class BpeTokenizer;
+class Tokenizer;
 class Searcher;
 
 struct ExploreOptions {
@@ -117,7 +117,7 @@ struct SampleResult {
 class Explorer {
  public:
   // `model`, `tokenizer` (may be null) and `labeller` must outlive the Explorer.
-  Explorer(const Model& model, const BpeTokenizer* tokenizer, const Labeller& labeller,
+  Explorer(const Model& model, const Tokenizer* tokenizer, const Labeller& labeller,
            ExploreOptions options = {});
   ~Explorer();
 
@@ -141,7 +141,7 @@ class Explorer {
   BaselineView baseline(const std::vector<TokenId>& exclude, const PreparedQuery& q, uint64_t seed,
                         size_t k, const InitDistribution& init) const;
   const Model& model_;
-  const BpeTokenizer* tok_;
+  const Tokenizer* tok_;
   const Labeller& lab_;
   ExploreOptions opt_;
   InitDistribution init_;

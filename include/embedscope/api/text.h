@@ -30,7 +30,7 @@ namespace embedscope::api {
 
 struct TokenizeResult {
   std::vector<TokenId> ids;
-  std::vector<std::string> pieces;  // readable form of each id (BpeTokenizer::display)
+  std::vector<std::string> pieces;  // readable form of each id (Tokenizer::display)
   std::vector<size_t> offsets;      // byte offset of each token in the text
 };
 TokenizeResult tokenize(const ModelHandle& h, std::string_view text, bool allow_special = false);

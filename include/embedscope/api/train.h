@@ -61,9 +61,6 @@ struct TrainSummary {
   json sync;              // null alone
 };
 
-// The tokenizer `--tokenizer ref` names: gpt2, a folder with tokenizer files, a tokenizer.json.
-BpeTokenizer load_train_tokenizer(const std::string& ref);
-
 // progress: called on rank 0 only (null = silent). nullopt on ranks other than 0.
 std::optional<TrainSummary> train(const TrainRequest& r, const TrainJob& job = {},
                                   ProgressFn progress = nullptr);

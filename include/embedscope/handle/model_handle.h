@@ -42,6 +42,7 @@
 #include "embedscope/formats/model.h"
 #include "embedscope/handle/word_lookup.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope {
 
@@ -58,11 +59,24 @@ namespace embedscope {
 //        GPT-2's tokens                                                         -> "gpt2-shape"
 //     else none.
 // `source` says which rule chose it ("none" when there is no tokenizer).
+//
+// Which implementation loads the files (open_tokenizer() below): GPT-2-family files (vocab.json
+// + merges.txt, a tokenizer.json that BpeTokenizer reads: byte-level BPE with a known split
+// pattern and no normalizer) take the BpeTokenizer fast path behind make_tokenizer(); any other
+// tokenizer.json (SentencePiece-style BPE, WordPiece, normalizers...) is read by
+// load_tokenizer(), the full Hugging Face pipeline. Both give Hugging Face's ids.
 struct TokenizerChoice {
-  std::optional<BpeTokenizer> tokenizer;
+  std::shared_ptr<const Tokenizer> tokenizer;
   std::string source = "none";
 };
 TokenizerChoice choose_tokenizer(const Model& model, std::string_view choice = "auto");
+
+// A tokenizer by reference, as `tokenize --model` and `train --tokenizer` take it: "" or "gpt2"
+// (GPT-2's vocabulary from setup), a folder (tokenizer.json, or vocab.json + merges.txt), a
+// tokenizer.json, or a .gguf (its own vocabulary). The fast path first, as above.
+// Error(kNotFound) when the path does not exist or a folder holds no tokenizer files; what the
+// loaders throw (kCorrupt, kUnsupported) for bad files.
+std::shared_ptr<const Tokenizer> open_tokenizer(const std::string& ref);
 
 // What choose_tokenizer() would pick, without loading it (GPT-2's merges cost ~100 ms, over
 // `info`'s budget): source as above, and name "gpt2", the tokenizer files beside the weights,
@@ -102,8 +116,9 @@ class ModelHandle {
   // Rows eligible for search (padded rows beyond the tokenizer excluded).
   size_t n_search_rows() const;
 
-  // The tokenizer (nullptr when the policy found none); loaded on first call.
-  const BpeTokenizer* tokenizer() const;
+  // The tokenizer (nullptr when the policy found none); loaded on first call. Word queries,
+  // tokenize / decode / embed, explore and eval all go through it.
+  const Tokenizer* tokenizer() const;
   // Which rule of choose_tokenizer() applied: "metadata", "folder", "gguf", "gpt2-shape",
   // "flag" (an explicit choice), or "none". Loads the tokenizer if needed.
   const std::string& tokenizer_source() const;

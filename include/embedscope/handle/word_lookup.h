@@ -6,9 +6,13 @@
 // Token models (a tokenizer chosen by handle/model_handle.h's choose_tokenizer(): named in the
 // model's metadata, beside the weights, inside a GGUF, or GPT-2's for a GPT-2-shaped matrix):
 //   the space-prefixed single token (" computer", the row running text uses) when it exists,
+//   (for GPT-2-family tokenizers a vocabulary entry of those bytes; for other tokenizers the
+//   word's ids in running text, i.e. after "a ": Llama-2's "▁computer", BERT's "computer",
+//   Qwen's "Ġcomputer"),
 //   else the bare single token, else a single token of the word with its first letter's case
 //   flipped (" Monday" for "monday", as tokenizer/bpe.h's default_variant picks), else the
-//   pieces of " word" (their mean is the query; the pieces
+//   pieces of " word" (other tokenizers: its pieces in running text; their mean is the
+//   query; the pieces
 //   are reported so the user sees what was averaged). A query that already starts with a space
 //   is looked up as that exact token first.
 // "#123" always means row 123 (Error(kOutOfRange) beyond the searchable rows).
@@ -34,6 +38,7 @@
 #include "embedscope/core/vocabulary.h"
 #include "embedscope/formats/model.h"
 #include "embedscope/tokenizer/bpe.h"
+#include "embedscope/tokenizer/tokenizer.h"
 
 namespace embedscope {
 
@@ -51,15 +56,16 @@ class WordLookup {
   // Picks the tokenizer with choose_tokenizer(model, "auto"); n_rows = model.n_search_rows (or
   // the table's rows). ModelHandle::words() is the shared instance of this.
   explicit WordLookup(const Model& model);
-  // Explicit parts: vocab may be null or empty; tok may be empty (owned) or null (borrowed: it
-  // must outlive the lookup).
+  // Explicit parts: vocab may be null or empty; tok may be empty / null (no tokenizer); a
+  // borrowed pointer must outlive the lookup.
   WordLookup(const Vocabulary* vocab, std::optional<BpeTokenizer> tok, size_t n_rows);
-  WordLookup(const Vocabulary* vocab, const BpeTokenizer* tok, size_t n_rows);
+  WordLookup(const Vocabulary* vocab, std::shared_ptr<const Tokenizer> tok, size_t n_rows);
+  WordLookup(const Vocabulary* vocab, const Tokenizer* tok, size_t n_rows);
   WordLookup(const WordLookup&) = delete;
   WordLookup& operator=(const WordLookup&) = delete;
 
   bool has_tokenizer() const { return tok_ != nullptr; }
-  const BpeTokenizer* tokenizer() const { return tok_; }
+  const Tokenizer* tokenizer() const { return tok_; }
   const Vocabulary* vocab() const { return vocab_; }
   size_t n_rows() const { return n_rows_; }
 
@@ -78,8 +84,11 @@ class WordLookup {
 
  private:
   const Vocabulary* vocab_ = nullptr;
-  std::optional<BpeTokenizer> owned_;
-  const BpeTokenizer* tok_ = nullptr;
+  // The ids `word` has in running text (after "a "), for tokenizers other than GPT-2's.
+  std::vector<TokenId> in_running_text(std::string_view word) const;
+
+  std::shared_ptr<const Tokenizer> owned_;
+  const Tokenizer* tok_ = nullptr;
   size_t n_rows_ = 0;
 };
 

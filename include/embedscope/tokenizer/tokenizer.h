@@ -11,14 +11,16 @@
 //                    behaviours; invert) Metaspace (prepend schemes, split) BertPreTokenizer
 //                    Whitespace WhitespaceSplit Punctuation Digits Sequence
 //   model            BPE (byte_fallback, fuse_unk, ignore_merges, continuing_subword_prefix,
-//                    end_of_word_suffix) WordPiece
+//                    end_of_word_suffix) WordPiece Unigram (Viterbi over the pieces'
+//                    log-probabilities, unk_id, byte_fallback; docs/tokenizer.md)
 //   post_processor   TemplateProcessing BertProcessing RobertaProcessing ByteLevel Sequence
 //                    (only with EncodeOptions::add_special_tokens)
 //   decoder          ByteLevel Metaspace ByteFallback Fuse Strip WordPiece Replace Sequence
 // Any other type or option value in the file is Error(kUnsupported) naming the JSON path and the
-// value (e.g. `tokenizer.json: model.type "Unigram" is not supported (BPE, WordPiece)`); a
+// value (e.g. `tokenizer.json: model.type "WordLevel" is not supported (BPE, WordPiece,
+// Unigram)`); a
 // malformed file is Error(kCorrupt) naming the path: wrong JSON types, a merge whose parts or
-// result are not tokens, duplicate tokens or ids, ids out of range (docs/reliability.md T17-T30).
+// result are not tokens, duplicate tokens or ids, ids out of range (docs/reliability.md T17-T33).
 //
 // Invariants after loading: ids are below vocab_size() = largest id + 1; an id has at most one
 // token string (the model's vocabulary plus the added tokens; an added token may repeat a
@@ -94,6 +96,15 @@ class Tokenizer {
   // Readable piece: the token's decoded bytes through display_token() ("␣computer", "<0x0A>").
   virtual std::string display(TokenId id) const = 0;
   virtual bool is_special(TokenId id) const = 0;
+  // The bytes the token stands for as one piece of running text: the decoder applied to it
+  // alone, without the start-of-text stripping (" computer" for "Ġcomputer" and
+  // "▁computer"; GPT-2's raw token bytes); a special token's content. What display() shows
+  // readably. Error(kOutOfRange) for an id >= vocab_size() or a hole.
+  virtual std::string token_bytes(TokenId id) const = 0;
+  // The GPT-2-family fast path when this tokenizer is one (make_tokenizer(BpeTokenizer)), else
+  // nullptr: callers that need BpeTokenizer's extras (parallel encoding for training, raw-byte
+  // token lookups) use it; everything else goes through this interface.
+  virtual const BpeTokenizer* bpe() const { return nullptr; }
 };
 
 // `path` is a tokenizer.json or a folder holding one (a folder with vocab.json + merges.txt
@@ -114,7 +125,8 @@ std::unique_ptr<Tokenizer> make_tokenizer(BpeTokenizer bpe);
 // case flipped (ASCII), each encoded (Llama-2 / Gemma prepend "▁" themselves, BERT drops the
 // space); then the vocabulary spellings "▁word", "Ġword", "##word" that are tokens and not
 // already a single-token variant (text = that spelling). default_variant() picks the row for
-// running text.
+// running text. Special tokens written in the word are plain text. A GPT-2-family tokenizer
+// (bpe() != nullptr) gives exactly bpe.h's word_variants(BpeTokenizer).
 std::vector<WordVariant> word_variants(const Tokenizer& tok, std::string_view word);
 
 }  // namespace embedscope
