@@ -1,9 +1,8 @@
 #include "embedscope/api/text.h"
 
-#include "embedscope/api/tokenizer_ops.h"
-
 #include <exception>
 
+#include "embedscope/api/tokenizer_ops.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
 
