@@ -258,6 +258,8 @@ void bind_search(PyModelClass& cls) {
              py::dict d;
              d["queries"] = st.queries;
              d["rescored"] = st.candidates;
+             // whether search(Q, k) batches can use it (the CPU has AVX-512 VNNI)
+             d["batch_kernel"] = Searcher::batch_prefilter_available();
              return d;
            })
       // Builds the HNSW index now (else the first mode="hnsw" search does), with these options.

@@ -12,6 +12,7 @@
 #include "embedscope/core/thread_pool.h"
 #include "search/top_k.h"
 #include "simd/dot_kernels.h"
+#include "simd/u8i8_kernels.h"
 
 namespace embedscope {
 
@@ -163,7 +164,8 @@ struct Searcher::Impl {
   // i8_a[i] >= |scale_i c_i| and i8_c[i] >= |d_i| + the float32 rounding of both dot products
   // per unit |q|; NaN for rows with a non-finite value (never returned by any mode).
   mutable std::vector<float> i8_a, i8_c;
-  mutable bool i8_bounded_ok = true;  // false when a row norm is too large for the bounds
+  mutable std::vector<int32_t> i8_sum;  // sum_j c_ij (the u8 queries' +128 offset)
+  mutable bool i8_bounded_ok = true;    // false when a row norm is too large for the bounds
   size_t stride = 0;
   // kAuto: exact queries answered so far by this searcher and its lanes.
   mutable std::atomic<uint64_t> n_exact_queries{0};
@@ -203,6 +205,7 @@ struct Searcher::Impl {
     }
     i8_a.assign(n, 0.0f);
     i8_c.assign(n, 0.0f);
+    i8_sum.assign(n, 0);
     double mu_norm = 0;
     for (float v : i8_mu) mu_norm += double(v) * v;
     mu_norm = std::sqrt(mu_norm);
@@ -239,6 +242,9 @@ struct Searcher::Impl {
           for (size_t j = 0; j < dim; ++j)
             dst[j] = int8_t(std::lrint(std::clamp(row[j] * inv, -127.f, 127.f)));
           i8_scale[i] = m / 127.0f;
+          int32_t sum = 0;
+          for (size_t j = 0; j < dim; ++j) sum += dst[j];
+          i8_sum[i] = sum;
         }
         if (!finite) continue;
         // |scale c| and |d| in double from the row as stored (re-read: `row` holds the float
@@ -441,6 +447,137 @@ struct Searcher::Impl {
     std::vector<TopK> one{std::move(best)};
     return merge_top_k(one, k);
   }
+
+  // search_batch's kExact through the int8 copy: bounded() for many queries at once, the
+  // scores of a block of rows for every query from the u8 x i8 VNNI kernel (simd/u8i8_kernels.h;
+  // queries quantised to 8 bits, so eta is larger than bounded()'s and a few more rows are
+  // rescored). Each query's answer is search()'s float scan answer, bit for bit (a zero or
+  // huge query gets exact()'s float scan). nullopt when the table's rows are too large for the
+  // bounds (sgemm then).
+  std::optional<std::vector<std::vector<Neighbor>>> bounded_batch(
+      ThreadPool& pool, std::span<const float> queries, size_t nq, const SearchOptions& o,
+      const std::vector<std::vector<TokenId>>& excl) const {
+    std::call_once(i8_once, [&] { build_int8(pool); });
+    if (!i8_bounded_ok || stride > simd::u8_i8_max_stride()) return std::nullopt;
+    const size_t dim = table.dim(), k = o.k;
+    std::vector<uint8_t> u(nq * stride, 0);
+    std::vector<float> qs(nq), q_mu(nq), eta_n(nq), qn_f(nq);
+    std::vector<Scorer> sc(nq);
+    std::vector<uint8_t> plain(nq, 0);  // answered by the float scan instead
+    for (size_t qi = 0; qi < nq; ++qi) {
+      const float* q = queries.data() + qi * dim;
+      double qq = 0;
+      float qmax = 0;
+      for (size_t j = 0; j < dim; ++j) {
+        qq += double(q[j]) * q[j];
+        qmax = std::max(qmax, std::fabs(q[j]));
+      }
+      const double qn = std::sqrt(qq);
+      if (!(qn > 0) || !(qn < 1e15)) {
+        plain[qi] = 1;
+        continue;
+      }
+      qs[qi] = qmax / 127.0f;
+      double eta = 0, qmu = 0;
+      for (size_t j = 0; j < dim; ++j) {
+        const long v = std::lrint(q[j] / qs[qi]);  // in [-127, 127]
+        u[qi * stride + j] = uint8_t(v + 128);
+        const double r = double(q[j]) - double(qs[qi]) * double(v);
+        eta += r * r;
+        qmu += double(q[j]) * i8_mu[j];
+      }
+      q_mu[qi] = float(qmu);
+      eta_n[qi] = float(std::sqrt(eta) * (1 + 1e-6) + 1e-30);
+      qn_f[qi] = float(qn * (1 + 1e-6));
+      sc[qi] = scorer(std::span<const float>(q, dim), o.metric);
+    }
+    const size_t T = pool.size(), n_lim = limit(o);
+    std::vector<std::vector<TopK>> lower(T, std::vector<TopK>(nq, TopK(k)));
+    std::vector<std::vector<std::vector<Neighbor>>> cand(T, std::vector<std::vector<Neighbor>>(nq));
+    constexpr size_t kRows = 64, kQ = 4;
+    std::atomic<size_t> next{0};
+    with_metric(o.metric, [&]<Metric M>() {
+      pool.run_on_all([&](size_t t) {
+        int32_t buf[kQ * kRows];
+        for (;;) {
+          const size_t i0 = next.fetch_add(kRows, std::memory_order_relaxed);
+          if (i0 >= n_lim) break;
+          const size_t m = std::min(kRows, n_lim - i0);
+          for (size_t q0 = 0; q0 < nq; q0 += kQ) {
+            const size_t nqb = std::min(kQ, nq - q0);
+            simd::dot_u8_i8_block(u.data() + q0 * stride, nqb, i8.data() + i0 * stride, m, stride,
+                                  buf);
+            for (size_t a = 0; a < nqb; ++a) {
+              const size_t qi = q0 + a;
+              if (plain[qi]) continue;
+              TopK& h = lower[t][qi];
+              const Scorer& s = sc[qi];
+              const int32_t* dp = buf + a * m;
+              const float thr = h.threshold();
+              float hi[kRows];
+              unsigned any = 0;
+              for (size_t r = 0; r < m; ++r) {
+                const size_t i = i0 + r;
+                const float approx =
+                    q_mu[qi] + float(dp[r] - 128 * i8_sum[i]) * (qs[qi] * i8_scale[i]);
+                const float err = eta_n[qi] * i8_a[i] + qn_f[qi] * i8_c[i];
+                hi[r] = s.score<M>(approx + err, i);
+                any |= unsigned(hi[r] >= thr);
+              }
+              if (!any) [[likely]]
+                continue;
+              Eligible ok{o.allow, &excl[qi]};
+              for (size_t r = 0; r < m; ++r) {
+                const size_t i = i0 + r;
+                if (!(hi[r] >= h.threshold()) || !ok(i)) continue;
+                cand[t][qi].push_back(Neighbor{TokenId(i), hi[r]});
+                const float approx =
+                    q_mu[qi] + float(dp[r] - 128 * i8_sum[i]) * (qs[qi] * i8_scale[i]);
+                const float err = eta_n[qi] * i8_a[i] + qn_f[qi] * i8_c[i];
+                const float lo = s.score<M>(approx - err, i);
+                if (h.would_accept(lo)) h.push(TokenId(i), lo);
+              }
+            }
+          }
+        }
+      });
+    });
+    std::vector<std::vector<Neighbor>> out(nq);
+    std::atomic<uint64_t> n_c{0};
+    pool.parallel_for(nq, [&](size_t b, size_t e, size_t) {
+      uint64_t mine = 0;
+      for (size_t qi = b; qi < e; ++qi) {
+        if (plain[qi]) continue;
+        std::vector<TopK> lows;
+        for (size_t t = 0; t < T; ++t) lows.push_back(std::move(lower[t][qi]));
+        std::vector<Neighbor> lw = merge_top_k(lows, k);
+        const float L = lw.size() == k ? lw.back().score : -INFINITY;
+        TopK best(k);
+        const float* q = queries.data() + qi * dim;
+        for (size_t t = 0; t < T; ++t)
+          for (const Neighbor& x : cand[t][qi]) {
+            if (!(x.score >= L)) continue;
+            ++mine;
+            float d;
+            simd::dot_rows(table.row_data(size_t(x.id)), table.dtype(), 1, dim, q, &d);
+            const float s = sc[qi](d, size_t(x.id));
+            if (best.would_accept(s)) best.push(x.id, s);
+          }
+        std::vector<TopK> one{std::move(best)};
+        out[qi] = merge_top_k(one, k);
+      }
+      n_c.fetch_add(mine, std::memory_order_relaxed);
+    });
+    uint64_t n_plain = 0;
+    for (size_t qi = 0; qi < nq; ++qi)
+      if (plain[qi]) {
+        out[qi] = exact(pool, queries.subspan(qi * dim, dim), o, k, excl[qi]);
+        ++n_plain;
+      }
+    n_bounded.fetch_add(nq - n_plain, std::memory_order_relaxed);
+    n_candidates.fetch_add(n_c.load(), std::memory_order_relaxed);
+    return out;
+  }
 };
 
 Searcher::Searcher(EmbeddingTable table, const SearcherOptions& options)
@@ -487,6 +624,8 @@ Searcher::Searcher(std::shared_ptr<Impl> impl, size_t n_threads)
 
 Searcher Searcher::lane(size_t n_threads) const { return Searcher(impl_, n_threads); }
 
+bool Searcher::batch_prefilter_available() { return simd::has_u8_i8_kernel(); }
+
 Searcher::PrefilterStats Searcher::prefilter_stats() const {
   return {impl_->n_bounded.load(std::memory_order_relaxed),
           impl_->n_candidates.load(std::memory_order_relaxed)};
@@ -495,23 +634,26 @@ Searcher::PrefilterStats Searcher::prefilter_stats() const {
 std::vector<Neighbor> Searcher::exact(std::span<const float> q, const SearchOptions& o, size_t k,
                                       const std::vector<TokenId>& excl) const {
   const Impl& m = *impl_;
-  bool use = false;
+  if (use_bounded(1))
+    if (auto r = m.bounded(*pool_, q, o, k, excl)) return std::move(*r);
+  return m.exact(*pool_, q, o, k, excl);
+}
+
+bool Searcher::use_bounded(size_t n_queries) const {
+  const Impl& m = *impl_;
   switch (m.exact_scan) {
     case ExactScan::kFloat:
-      break;
+      return false;
     case ExactScan::kBounded:
-      use = true;
-      break;
+      return true;
     case ExactScan::kAuto:
       // The int8 copy costs a few scans to build: worth it for a searcher that keeps answering
       // (the server, a notebook), not for one CLI query.
-      use = m.table.n_rows() >= kPrefilterMinRows &&
-            m.n_exact_queries.fetch_add(1, std::memory_order_relaxed) >= kPrefilterAfterQueries;
-      break;
+      return m.table.n_rows() >= kPrefilterMinRows &&
+             m.n_exact_queries.fetch_add(n_queries, std::memory_order_relaxed) + n_queries >
+                 kPrefilterAfterQueries;
   }
-  if (use)
-    if (auto r = m.bounded(*pool_, q, o, k, excl)) return std::move(*r);
-  return m.exact(*pool_, q, o, k, excl);
+  return false;
 }
 
 Searcher::~Searcher() = default;
@@ -637,6 +779,8 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
     }
     return out;
   }
+  if (use_bounded(n_queries) && simd::has_u8_i8_kernel())
+    if (auto r = m.bounded_batch(*pool_, queries, n_queries, o, excl)) return std::move(*r);
   std::vector<Scorer> sc(n_queries);
   for (size_t qi = 0; qi < n_queries; ++qi)
     sc[qi] = m.scorer(queries.subspan(qi * dim, dim), o.metric);

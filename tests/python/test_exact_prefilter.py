@@ -33,18 +33,18 @@ def table(kind):
     return W.astype(np.float32)
 
 
-def assert_same_ranking(got, want, s, what):
+def assert_same_ranking(got, want, s, what, tol=2e-6):
     """got (ids, in our order) is numpy's top k (`want` holds k + 1: the first row left out too;
     s: float64 scores): equal scores at every rank, and equal ids at every rank that numpy
     separates from its neighbours (the row after the k-th included) by more than float32 can
     resolve (2e-6). Exact float64 ties (duplicate rows) are ordered by id in both."""
     k = len(got)
     assert len(want) in (k, k + 1), what
-    np.testing.assert_allclose(s[got], s[want[:k]], atol=2e-6, err_msg=str(what))
+    np.testing.assert_allclose(s[got], s[want[:k]], atol=tol, err_msg=str(what))
     ws = s[want]
     n_checked = 0
     for i in range(k):
-        close = [j for j in (i - 1, i + 1) if 0 <= j < len(want) and 0 < abs(ws[j] - ws[i]) < 2e-6]
+        close = [j for j in (i - 1, i + 1) if 0 <= j < len(want) and 0 < abs(ws[j] - ws[i]) < tol]
         if not close:
             assert got[i] == want[i], (what, i, got, want)
             n_checked += 1
@@ -94,6 +94,39 @@ def test_most_similar_through_the_prefilter_equals_numpy(es, tmp_path, kind):
     # all but the first few queries went through the int8 prefilter; each rescored >= k rows
     assert st["queries"] >= 2 * len(rows) - 10, st
     assert st["rescored"] >= st["queries"], st
+
+
+@pytest.mark.parametrize("kind", ["near_ties", "duplicates", "outliers"])
+def test_batch_search_through_the_prefilter_equals_numpy(es, tmp_path, kind):
+    """search(Q, k) on a table of 4096+ rows answers through the u8 x i8 batch kernel (where the
+    CPU has AVX-512 VNNI, else sgemm): numpy's ranking either way."""
+    W = table(kind)
+    p = tmp_path / f"{kind}.npy"
+    np.save(p, W)
+    kv = es.load(str(p))
+    rng = np.random.default_rng(4)
+    Q = np.ascontiguousarray(W[rng.integers(0, N, 40)] + 0.01 * rng.normal(size=(40, DIM)),
+                             dtype=np.float32)
+    W64 = W.astype(np.float64)
+    norms = np.linalg.norm(W64, axis=1)
+    checked = total = 0
+    for metric in ("cosine", "dot"):
+        D, I = kv.search(Q, 10, metric=metric)
+        for qi in range(len(Q)):
+            if metric == "cosine":
+                want, s = numpy_top(W64, norms, Q[qi], 11)
+            else:
+                s = W64 @ Q[qi].astype(np.float64)
+                want = [int(i) for i in np.lexsort((np.arange(N), -s))[:11]]
+            tol = 2e-6 * max(1.0, float(np.abs(s[want]).max()))  # float32's resolution
+            checked += assert_same_ranking([int(i) for i in I[qi]], want, s, (kind, metric, qi),
+                                           tol)
+            total += 10
+            np.testing.assert_allclose(D[qi], s[want[:10]], atol=tol)
+    assert checked >= 0.95 * total, (checked, total)
+    st = kv._m.prefilter_stats()
+    if st["batch_kernel"]:
+        assert st["queries"] >= 2 * len(Q) - 8, st
 
 
 def test_threads_through_the_prefilter_equal_one_thread(es, tmp_path):

@@ -28,7 +28,7 @@
 //
 //   Searcher s(table, {.n_threads = 2});
 //   std::vector<Neighbor> nn = s.search(s.row(42), {.k = 10, .exclude = {42}});
-//   auto batch = s.search_batch(queries, n_queries, {.k = 10});   // sgemm
+//   auto batch = s.search_batch(queries, n_queries, {.k = 10});   // sgemm or int8 + bound
 #pragma once
 
 #include <memory>
@@ -51,12 +51,15 @@ std::string_view metric_name(Metric m);           // "cosine", "dot", "l2"
 SearchMode parse_search_mode(std::string_view s);
 Metric parse_metric(std::string_view s);
 
-// How kExact answers a single query (search()); the answer is the same whichever is used.
-//   kFloat    scan every float row.
+// How kExact answers (search(), search_batch()); the answer is the same whichever is used.
+//   kFloat    scan every float row (batches: sgemm).
 //   kBounded  scan the int8 copy (built on first use, as for kFast) with a per-row error bound,
 //             then rescore in float32 every row whose upper bound reaches the k-th best lower
 //             bound: ids, scores, order and ties identical to kFloat, about 4x less memory
 //             read. Falls back to kFloat for a zero query or rows too large for the bounds.
+//             Batches: the same with 8-bit queries through an AVX-512 VNNI u8 x i8 kernel
+//             (batch_prefilter_available(); else sgemm); each query's answer is then search()'s,
+//             bit for bit (sgemm's scores can differ from search()'s in the last bits).
 //   kAuto     kFloat for the first kPrefilterAfterQueries queries (and on tables under
 //             kPrefilterMinRows rows), kBounded after: one-shot queries do not pay for the copy.
 enum class ExactScan { kAuto, kFloat, kBounded };
@@ -112,9 +115,9 @@ class Searcher {
   // wrong query size, CSLS with a metric other than cosine.
   std::vector<Neighbor> search(std::span<const float> query, const SearchOptions& options) const;
 
-  // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows;
-  // kFast answers each query with search(). exclude_per_query, when given, has n_queries
-  // entries added to options.exclude for that query.
+  // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows, or
+  // the bounded int8 batch (ExactScan); kFast answers each query with search(). exclude_per_query,
+  // when given, has n_queries entries added to options.exclude for that query.
   std::vector<std::vector<Neighbor>> search_batch(
       std::span<const float> queries, size_t n_queries, const SearchOptions& options,
       const std::vector<std::vector<TokenId>>* exclude_per_query = nullptr) const;
@@ -141,12 +144,17 @@ class Searcher {
     uint64_t candidates = 0;
   };
   PrefilterStats prefilter_stats() const;
+  // Whether search_batch's kExact can use the int8 copy on this CPU (it needs AVX-512 VNNI;
+  // otherwise batches always run sgemm).
+  static bool batch_prefilter_available();
 
  private:
   struct Impl;
   Searcher(std::shared_ptr<Impl> impl, size_t n_threads);
   std::vector<Neighbor> exact(std::span<const float> query, const SearchOptions& options, size_t k,
                               const std::vector<TokenId>& exclude) const;
+  // Whether the next n_queries exact queries go through the int8 copy (ExactScan).
+  bool use_bounded(size_t n_queries) const;
   std::shared_ptr<Impl> impl_;  // immutable after construction but for its once-built caches
   std::unique_ptr<ThreadPool> pool_;
 };
