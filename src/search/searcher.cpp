@@ -649,9 +649,11 @@ bool Searcher::use_bounded(size_t n_queries) const {
     case ExactScan::kAuto:
       // The int8 copy costs a few scans to build: worth it for a searcher that keeps answering
       // (the server, a notebook), not for one CLI query.
+      // A large batch pays for the copy by itself.
       return m.table.n_rows() >= kPrefilterMinRows &&
-             m.n_exact_queries.fetch_add(n_queries, std::memory_order_relaxed) + n_queries >
-                 kPrefilterAfterQueries;
+             (m.n_exact_queries.fetch_add(n_queries, std::memory_order_relaxed) >=
+                  kPrefilterAfterQueries ||
+              n_queries >= kPrefilterMinBatch);
   }
   return false;
 }

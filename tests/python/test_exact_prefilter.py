@@ -126,7 +126,7 @@ def test_batch_search_through_the_prefilter_equals_numpy(es, tmp_path, kind):
     assert checked >= 0.95 * total, (checked, total)
     st = kv._m.prefilter_stats()
     if st["batch_kernel"]:
-        assert st["queries"] >= 2 * len(Q) - 8, st
+        assert st["queries"] >= len(Q), st  # the second batch at least (the first is sgemm)
 
 
 def test_threads_through_the_prefilter_equal_one_thread(es, tmp_path):

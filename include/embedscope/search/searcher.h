@@ -61,10 +61,12 @@ Metric parse_metric(std::string_view s);
 //             (batch_prefilter_available(); else sgemm); each query's answer is then search()'s,
 //             bit for bit (sgemm's scores can differ from search()'s in the last bits).
 //   kAuto     kFloat for the first kPrefilterAfterQueries queries (and on tables under
-//             kPrefilterMinRows rows), kBounded after: one-shot queries do not pay for the copy.
+//             kPrefilterMinRows rows), kBounded after, and at once for a batch of
+//             kPrefilterMinBatch queries: one-shot queries do not pay for the copy.
 enum class ExactScan { kAuto, kFloat, kBounded };
 inline constexpr size_t kPrefilterMinRows = 4096;
 inline constexpr size_t kPrefilterAfterQueries = 8;
+inline constexpr size_t kPrefilterMinBatch = 256;  // kAuto: a batch this large switches at once
 
 struct SearcherOptions {
   size_t n_threads = 1;  // 0 = process_threads() (core/thread_pool.h)
