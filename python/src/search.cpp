@@ -250,6 +250,18 @@ void bind_search(PyModelClass& cls) {
           },
           py::arg("Q"), py::arg("k"), py::arg("mode") = "exact", py::arg("metric") = "cosine",
           py::arg("ef") = 64)
+      // The exact scan's int8 prefilter (Searcher::prefilter_stats): queries it answered and
+      // the rows it rescored in float32, over every lane of the model's searcher.
+      .def("prefilter_stats",
+           [](const PyModel& s) {
+             Searcher::PrefilterStats st = s.searcher()->unlocked().prefilter_stats();
+             py::dict d;
+             d["queries"] = st.queries;
+             d["rescored"] = st.candidates;
+             // whether search(Q, k) batches can use it (the CPU has AVX-512 VNNI)
+             d["batch_kernel"] = Searcher::batch_prefilter_available();
+             return d;
+           })
       // Builds the HNSW index now (else the first mode="hnsw" search does), with these options.
       .def(
           "build_hnsw",

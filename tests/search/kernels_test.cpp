@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "simd/dot_kernels.h"
+#include "simd/u8i8_kernels.h"
 
 namespace embedscope {
 namespace {
@@ -141,6 +142,32 @@ TEST(DotKernels, Int8MatchesScalarAtTheOverflowBound) {
     simd::dot_rows_i8_scalar(rows.data(), n, stride, q.data(), b.data());
     EXPECT_EQ(a, b) << "stride " << stride;
     EXPECT_EQ(int64_t(a[0]), int64_t(stride) * 127 * lim);
+  }
+}
+
+TEST(DotKernels, U8I8BlockMatchesScalarForEveryTileShape) {
+  // Without AVX-512 VNNI dot_u8_i8_block is the scalar twin and the batch search does not use
+  // it; with it (the CI machines), the VNNI tiles are compared here.
+  std::mt19937 g(3);
+  std::uniform_int_distribution<int> u8(0, 255), i8(-127, 127);
+  for (size_t stride : {64u, 128u, 768u}) {
+    for (size_t nq : {1u, 3u, 4u, 9u}) {
+      for (size_t nr : {1u, 4u, 7u, 33u}) {
+        std::vector<uint8_t> q(nq * stride);
+        std::vector<int8_t> rows(nr * stride);
+        for (auto& x : q) x = uint8_t(u8(g));
+        for (auto& x : rows) x = int8_t(i8(g));
+        if (nq == 3) std::fill(q.begin(), q.end(), uint8_t(255));  // the largest sums
+        if (nr == 7) std::fill(rows.begin(), rows.end(), int8_t(-128));
+        std::vector<int32_t> a(nq * nr), b(nq * nr);
+        simd::dot_u8_i8_block(q.data(), nq, rows.data(), nr, stride, a.data());
+        simd::dot_u8_i8_block_scalar(q.data(), nq, rows.data(), nr, stride, b.data());
+        EXPECT_EQ(a, b) << stride << " " << nq << " " << nr;
+        int64_t d0 = 0;
+        for (size_t j = 0; j < stride; ++j) d0 += int64_t(q[(nq - 1) * stride + j]) * rows[j];
+        EXPECT_EQ(a[(nq - 1) * nr], d0);
+      }
+    }
   }
 }
 

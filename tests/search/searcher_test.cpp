@@ -4,13 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "embedscope/core/error.h"
+#include "simd/u8i8_kernels.h"
 #include "test_util.h"
 
 namespace embedscope {
@@ -92,20 +95,23 @@ TEST_F(SearcherVsTorch, EveryMetricDtypeModeAndThreadCountEqualsTorchTopk) {
   ASSERT_TRUE(e.contains("F32"));
   for (std::string dt : {"F32", "F16", "BF16"}) {
     for (size_t threads : {1u, 2u, 3u}) {
+      // kExact runs twice: the float scan and the bounded int8 scan (ExactScan), same answer.
       Searcher s(table(dt), {.n_threads = threads});
+      Searcher sb(table(dt), {.n_threads = threads, .exact_scan = ExactScan::kBounded});
       for (std::string metric : {"cosine", "dot", "l2"}) {
-        for (SearchMode mode : {SearchMode::kExact, SearchMode::kFast}) {
+        for (int mode_i : {0, 1, 2}) {
+          const SearchMode mode = mode_i == 1 ? SearchMode::kFast : SearchMode::kExact;
           for (size_t qn = 0; qn < e["qids"].size(); ++qn) {
             TokenId qid = e["qids"][qn];
             SearchOptions o{
                 .k = 10, .metric = parse_metric(metric), .mode = mode, .exclude = {qid}};
-            auto got = s.search(s.row(qid), o);
+            auto got = (mode_i == 2 ? sb : s).search(s.row(qid), o);
             const auto& want = e[dt][metric][qn];
             ASSERT_EQ(got.size(), 10u);
             for (size_t r = 0; r < 10; ++r) {
-              SCOPED_TRACE(dt + " " + metric + " " + std::string(search_mode_name(mode)) +
-                           " threads " + std::to_string(threads) + " q " + std::to_string(qid) +
-                           " rank " + std::to_string(r));
+              SCOPED_TRACE(dt + " " + metric + " mode " + std::to_string(mode_i) + " threads " +
+                           std::to_string(threads) + " q " + std::to_string(qid) + " rank " +
+                           std::to_string(r));
               EXPECT_EQ(got[r].id, want["ids"][r].get<int>());
               double ws = want["scores"][r];
               EXPECT_NEAR(got[r].score, ws, 1e-5 * std::max(1.0, std::fabs(ws)));
@@ -150,6 +156,169 @@ TEST_F(SearcherVsTorch, ZeroRowNeverReturnedUnderCosine) {
   auto all = s.search(q, {.k = 700});
   EXPECT_EQ(all.size(), 699u);  // 700 rows minus the zero row 5
   for (const auto& nb : all) EXPECT_NE(nb.id, 5);
+}
+
+// Adversarial tables for the bounded int8 scan (ExactScan::kBounded): its answer must be the
+// float scan's, bit for bit (ids, scores, order), where int8 rounding alone could reorder rows:
+// near-ties closer than the quantisation step, exact duplicates (ties broken by id), zero and
+// non-finite rows, a few huge "outlier" dimensions (as GPT-2's) that make the int8 step coarse.
+std::vector<float> adversarial_table(const std::string& kind, size_t n, size_t dim) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> w(n * dim);
+  for (float& x : w) x = g(rng);
+  if (kind == "near_ties") {
+    // 40 base rows, each repeated ~75 times with noise of 0.1% .. 5%: cosines within ~1e-3 of
+    // each other, ~1e-5 apart (far below the int8 error, above float32's).
+    std::uniform_real_distribution<float> eps(0.001f, 0.05f);
+    for (size_t i = 40; i < n; ++i) {
+      const float e = eps(rng);
+      for (size_t j = 0; j < dim; ++j) w[i * dim + j] = w[(i % 40) * dim + j] + e * g(rng);
+    }
+  } else if (kind == "duplicates") {
+    for (size_t i = 0; i < n; ++i)
+      if (i % 3 != 0) std::copy_n(w.begin() + (i % 97) * dim, dim, w.begin() + i * dim);
+  } else if (kind == "zeros_nonfinite") {
+    for (size_t i = 0; i < n; i += 7) std::fill_n(w.begin() + i * dim, dim, 0.0f);
+    w[3 * dim + 1] = NAN;
+    w[10 * dim + 2] = INFINITY;
+  } else if (kind == "outliers") {
+    for (size_t i = 0; i < n; ++i) {
+      w[i * dim + 5] = 40.0f + g(rng);
+      w[i * dim + 9] = -25.0f * float(i % 2) + g(rng);
+    }
+  }
+  return w;
+}
+
+TEST(Searcher, BoundedInt8ScanEqualsFloatScanOnAdversarialTables) {
+  const size_t n = 3000, dim = 48;
+  for (std::string kind : {"random", "near_ties", "duplicates", "zeros_nonfinite", "outliers"}) {
+    std::vector<float> w = adversarial_table(kind, n, dim);
+    std::vector<uint8_t> allow(n);
+    for (size_t i = 0; i < n; ++i) allow[i] = i % 4 != 1;
+    for (size_t threads : {1u, 3u}) {
+      Searcher f(EmbeddingTable::from_f32(n, dim, w),
+                 {.n_threads = threads, .exact_scan = ExactScan::kFloat});
+      Searcher b(EmbeddingTable::from_f32(n, dim, w),
+                 {.n_threads = threads, .exact_scan = ExactScan::kBounded});
+      std::mt19937 rng(5);
+      std::normal_distribution<float> g(0.0f, 1.0f);
+      for (size_t qn = 0; qn < 12; ++qn) {
+        std::vector<float> q(dim);
+        const TokenId qid = TokenId((qn * 389 + 1) % n);
+        if (qn % 3 == 0) {
+          for (float& x : q) x = g(rng) * (qn == 3 ? 1e-20f : 1.0f);  // 1e-20: a tiny query
+        } else {
+          std::copy_n(w.begin() + size_t(qid) * dim, dim, q.begin());
+          if (qn % 3 == 2)
+            for (float& x : q) x += 1e-3f * g(rng);
+        }
+        for (float& x : q)
+          if (!std::isfinite(x)) x = 1.0f;
+        for (std::string metric : {"cosine", "dot", "l2"}) {
+          for (size_t k : {1u, 10u, 150u}) {
+            SearchOptions o{.k = k, .metric = parse_metric(metric), .exclude = {qid}};
+            if (qn % 4 == 1) o.allow = &allow;
+            if (qn % 5 == 2) o.n_rows_limit = 2000;
+            SCOPED_TRACE(kind + " threads " + std::to_string(threads) + " q " + std::to_string(qn) +
+                         " " + metric + " k " + std::to_string(k));
+            auto want = f.search(q, o);
+            auto got = b.search(q, o);
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t r = 0; r < want.size(); ++r) {
+              ASSERT_EQ(got[r].id, want[r].id) << "rank " << r;
+              ASSERT_EQ(got[r].score, want[r].score) << "rank " << r;
+            }
+          }
+        }
+      }
+      EXPECT_GT(b.prefilter_stats().queries, 0u);  // the int8 path answered, not the fallback
+    }
+  }
+}
+
+// search_batch through the int8 copy (the u8 x i8 kernel, 8-bit queries): each query's answer
+// is search()'s float scan answer, bit for bit, with per-query exclusions, filters and limits.
+TEST(Searcher, BoundedInt8BatchEqualsFloatSingleQueriesOnAdversarialTables) {
+  const size_t n = 3000, dim = 48, nq = 12;
+  for (std::string kind : {"random", "near_ties", "duplicates", "zeros_nonfinite", "outliers"}) {
+    std::vector<float> w = adversarial_table(kind, n, dim);
+    std::vector<uint8_t> allow(n);
+    for (size_t i = 0; i < n; ++i) allow[i] = i % 4 != 1;
+    std::vector<float> qs;
+    std::vector<std::vector<TokenId>> self;
+    std::mt19937 rng(8);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (size_t qn = 0; qn < nq; ++qn) {
+      const size_t qid = (qn * 131 + 1) % n;
+      for (size_t j = 0; j < dim; ++j) {
+        float x = w[qid * dim + j];
+        qs.push_back(std::isfinite(x) ? x + (qn % 2 ? 0.0f : 0.01f * g(rng)) : 1.0f);
+      }
+      self.push_back({TokenId(qid)});
+    }
+    for (size_t threads : {1u, 3u}) {
+      Searcher f(EmbeddingTable::from_f32(n, dim, w),
+                 {.n_threads = threads, .exact_scan = ExactScan::kFloat});
+      Searcher b(EmbeddingTable::from_f32(n, dim, w),
+                 {.n_threads = threads, .exact_scan = ExactScan::kBounded});
+      for (int metric_i : {0, 1, 2}) {
+        const std::string metric = std::array{"cosine", "dot", "l2"}[metric_i];
+        for (size_t k : {1u, 10u, 150u}) {
+          {
+            const int variant = (metric_i + int(k)) % 3;  // each metric meets each variant
+            SearchOptions o{.k = k, .metric = parse_metric(metric)};
+            if (variant == 1) o.allow = &allow;
+            if (variant == 2) o.n_rows_limit = 2000;
+            SCOPED_TRACE(kind + " threads " + std::to_string(threads) + " " + metric + " k " +
+                         std::to_string(k) + " variant " + std::to_string(variant));
+            auto got = b.search_batch(qs, nq, o, &self);
+            ASSERT_EQ(got.size(), nq);
+            for (size_t qn = 0; qn < nq; ++qn) {
+              SearchOptions one = o;
+              one.exclude = self[qn];
+              auto want = f.search(std::span<const float>(qs).subspan(qn * dim, dim), one);
+              ASSERT_EQ(got[qn].size(), want.size()) << "query " << qn;
+              for (size_t r = 0; r < want.size(); ++r) {
+                ASSERT_EQ(got[qn][r].id, want[r].id) << "query " << qn << " rank " << r;
+                ASSERT_EQ(got[qn][r].score, want[r].score) << "query " << qn << " rank " << r;
+              }
+            }
+          }
+        }
+      }
+      if (simd::has_u8_i8_kernel()) EXPECT_GE(b.prefilter_stats().queries, 8 * nq);
+    }
+  }
+}
+
+TEST(Searcher, AutoScanSwitchesToTheBoundedScanAfterAFewQueries) {
+  const size_t n = kPrefilterMinRows + 100, dim = 32;
+  Searcher s(EmbeddingTable::from_f32(n, dim, adversarial_table("random", n, dim)));
+  for (size_t i = 0; i < kPrefilterAfterQueries; ++i) s.search(s.row(TokenId(i)), {.k = 5});
+  EXPECT_EQ(s.prefilter_stats().queries, 0u);
+  s.search(s.row(1), {.k = 5});
+  EXPECT_EQ(s.prefilter_stats().queries, 1u);
+  EXPECT_GE(s.prefilter_stats().candidates, 5u);
+}
+
+TEST(Searcher, LanesSearchConcurrentlyWithTheSameAnswers) {
+  const size_t n = 3000, dim = 40;
+  Searcher s(EmbeddingTable::from_f32(n, dim, adversarial_table("near_ties", n, dim)),
+             {.n_threads = 2});
+  std::vector<std::vector<Neighbor>> want(64);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = s.search(s.row(TokenId(i * 40)), {.k = 10});
+  std::vector<std::vector<std::vector<Neighbor>>> got(4);
+  std::vector<std::thread> th;
+  for (size_t t = 0; t < 4; ++t)
+    th.emplace_back([&, t] {
+      Searcher lane = s.lane(t % 2 + 1);
+      for (size_t i = 0; i < want.size(); ++i)
+        got[t].push_back(lane.search(lane.row(TokenId(i * 40)), {.k = 10}));
+    });
+  for (auto& x : th) x.join();
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(got[t], want) << "thread " << t;
 }
 
 TEST(Searcher, TiesBreakBySmallerIdWhateverTheThreadCount) {

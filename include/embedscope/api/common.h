@@ -9,14 +9,14 @@
 // valid UTF-8 (raw token bytes) are replaced with U+FFFD when dumped (dump_json), never thrown.
 //
 // Thread-safety: shared_searcher() and shared_labeller() build once and are safe to call from
-// many threads; a SharedSearcher runs one operation at a time (it holds a mutex) and each
-// operation uses process_threads() threads.
+// many threads; a SharedSearcher runs concurrent operations on separate lanes (see below).
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "embedscope/handle/model_handle.h"
 #include "embedscope/handle/word_lookup.h"
@@ -43,22 +43,35 @@ std::string dump_json(const json& j, int indent = 2);
 // model's path and its vocabulary size when it does not resolve.
 ResolvedWord resolve_word(const ModelHandle& h, const std::string& word);
 
-// The handle's searcher (one per centering choice), used one call at a time.
+// The handle's searcher (one per centering choice). Concurrent calls run in parallel: each
+// takes a free lane (Searcher::lane: the same table, norms and int8 copy, its own threads).
+// The first lane has process_threads() threads; lanes added while it is busy have one each, so
+// N concurrent callers use about process_threads() + N - 1 threads. Answers never depend on
+// the lane.
 class SharedSearcher {
  public:
   SharedSearcher(const EmbeddingTable& table, bool center);
-  // Runs fn(const Searcher&) under the lock and returns its result.
+  // Runs fn(const Searcher&) on a lane no other call is using and returns its result.
   template <class F>
   auto with(F&& fn) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return fn(searcher_);
+    Lease lease(*this);
+    return fn(*lease.searcher);
   }
-  // Unlocked access for members that are immutable after construction (dim, n_rows, row()).
-  const Searcher& unlocked() const { return searcher_; }
+  // Access for members that are immutable after construction (dim, n_rows, row()).
+  const Searcher& unlocked() const { return *primary_; }
 
  private:
+  struct Lease {
+    explicit Lease(const SharedSearcher& s);
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    const SharedSearcher& owner;
+    std::unique_ptr<Searcher> searcher;
+  };
   mutable std::mutex mu_;
-  Searcher searcher_;
+  mutable std::vector<std::unique_ptr<Searcher>> free_;  // idle lanes, under mu_
+  const Searcher* primary_;
 };
 
 std::shared_ptr<SharedSearcher> shared_searcher(const ModelHandle& h, bool center = false);

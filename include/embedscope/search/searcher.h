@@ -20,12 +20,15 @@
 // (to_search_space does it); row() returns rows already in search space.
 //
 // Thread-safety: a Searcher owns its thread pool, so one Searcher serves one query at a time;
-// make one per thread to query concurrently. The table is shared, never copied (unless
-// centering, which owns a float32 centered copy).
+// lane() makes another over the same data for another thread. The table is shared, never
+// copied (unless centering, which owns a float32 centered copy).
+//
+// Exact single queries (kExact) on a large table switch after a few queries to a bounded int8
+// scan (ExactScan) that returns the identical answer while reading a quarter of the bytes.
 //
 //   Searcher s(table, {.n_threads = 2});
 //   std::vector<Neighbor> nn = s.search(s.row(42), {.k = 10, .exclude = {42}});
-//   auto batch = s.search_batch(queries, n_queries, {.k = 10});   // sgemm
+//   auto batch = s.search_batch(queries, n_queries, {.k = 10});   // sgemm or int8 + bound
 #pragma once
 
 #include <memory>
@@ -48,9 +51,27 @@ std::string_view metric_name(Metric m);           // "cosine", "dot", "l2"
 SearchMode parse_search_mode(std::string_view s);
 Metric parse_metric(std::string_view s);
 
+// How kExact answers (search(), search_batch()); the answer is the same whichever is used.
+//   kFloat    scan every float row (batches: sgemm).
+//   kBounded  scan the int8 copy (built on first use, as for kFast) with a per-row error bound,
+//             then rescore in float32 every row whose upper bound reaches the k-th best lower
+//             bound: ids, scores, order and ties identical to kFloat, about 4x less memory
+//             read. Falls back to kFloat for a zero query or rows too large for the bounds.
+//             Batches: the same with 8-bit queries through an AVX-512 VNNI u8 x i8 kernel
+//             (batch_prefilter_available(); else sgemm); each query's answer is then search()'s,
+//             bit for bit (sgemm's scores can differ from search()'s in the last bits).
+//   kAuto     kFloat for the first kPrefilterAfterQueries queries (and on tables under
+//             kPrefilterMinRows rows), kBounded after, and at once for a batch of
+//             kPrefilterMinBatch queries: one-shot queries do not pay for the copy.
+enum class ExactScan { kAuto, kFloat, kBounded };
+inline constexpr size_t kPrefilterMinRows = 4096;
+inline constexpr size_t kPrefilterAfterQueries = 8;
+inline constexpr size_t kPrefilterMinBatch = 256;  // kAuto: a batch this large switches at once
+
 struct SearcherOptions {
   size_t n_threads = 1;  // 0 = process_threads() (core/thread_pool.h)
   bool center = false;   // subtract the mean row from rows and queries
+  ExactScan exact_scan = ExactScan::kAuto;
 };
 
 struct SearchOptions {
@@ -96,9 +117,9 @@ class Searcher {
   // wrong query size, CSLS with a metric other than cosine.
   std::vector<Neighbor> search(std::span<const float> query, const SearchOptions& options) const;
 
-  // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows;
-  // kFast answers each query with search(). exclude_per_query, when given, has n_queries
-  // entries added to options.exclude for that query.
+  // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows, or
+  // the bounded int8 batch (ExactScan); kFast answers each query with search(). exclude_per_query,
+  // when given, has n_queries entries added to options.exclude for that query.
   std::vector<std::vector<Neighbor>> search_batch(
       std::span<const float> queries, size_t n_queries, const SearchOptions& options,
       const std::vector<std::vector<TokenId>>* exclude_per_query = nullptr) const;
@@ -113,9 +134,31 @@ class Searcher {
   // Builds the int8 copy now (otherwise the first kFast query does). Idempotent.
   void prepare_fast() const;
 
+  // A Searcher over the same data (table, norms, centering, int8 copy: shared, not copied)
+  // with its own pool of n_threads threads (0 = process_threads()). A searcher and its lanes
+  // may search concurrently, one query at a time each; all give the same answers.
+  Searcher lane(size_t n_threads) const;
+
+  // kBounded queries answered so far by this searcher and its lanes, and the rows they
+  // rescored in float32 in all (the price of exactness; a few dozen per query is typical).
+  struct PrefilterStats {
+    uint64_t queries = 0;
+    uint64_t candidates = 0;
+  };
+  PrefilterStats prefilter_stats() const;
+  // Whether search_batch's kExact can use the int8 copy on this CPU (it needs AVX-512 VNNI;
+  // otherwise batches always run sgemm).
+  static bool batch_prefilter_available();
+
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Searcher(std::shared_ptr<Impl> impl, size_t n_threads);
+  std::vector<Neighbor> exact(std::span<const float> query, const SearchOptions& options, size_t k,
+                              const std::vector<TokenId>& exclude) const;
+  // Whether the next n_queries exact queries go through the int8 copy (ExactScan).
+  bool use_bounded(size_t n_queries) const;
+  std::shared_ptr<Impl> impl_;  // immutable after construction but for its once-built caches
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace embedscope
