@@ -24,6 +24,7 @@ using umap_detail::check_options;
 using umap_detail::mix;
 using umap_detail::Rng;
 using umap_detail::StageProgress;
+using umap_detail::unfilled_graph;
 
 // d^p for d > 0 as 2^(p log2 d) by polynomials (Chebyshev fits on [0, 1): log2(1 + f) within
 // 5.1e-6, 2^f within 2.3e-7 relative): a relative error of at most 4.1e-6 wherever |p| <= 1, which
@@ -117,11 +118,7 @@ std::pair<double, double> umap_ab_params(double spread, double min_dist) {
 KnnGraph umap_knn_by_searcher(const EmbeddingTable& table, const UmapOptions& o) {
   check_options(table, o);
   const size_t n = table.n_rows(), d = table.dim(), k = o.n_neighbors;
-  KnnGraph g;
-  g.n_rows = n;
-  g.k = k;
-  g.ids.assign(n * k, -1);
-  g.dists.assign(n * k, 0.0f);
+  KnnGraph g = unfilled_graph(n, k);
   SearcherOptions so;
   so.n_threads = o.n_threads;
   Searcher searcher(table, so);
@@ -224,11 +221,7 @@ KnnGraph exact_graph(const EmbeddingTable& table, const UmapOptions& o, const Ro
                      ThreadPool& pool,
                      const std::function<void(size_t, std::vector<int32_t>&)>& candidates) {
   const size_t n = table.n_rows(), d = table.dim(), k = o.n_neighbors;
-  KnnGraph g;
-  g.n_rows = n;
-  g.k = k;
-  g.ids.assign(n * k, -1);
-  g.dists.assign(n * k, 0.0f);
+  KnnGraph g = unfilled_graph(n, k);
   pool.parallel_for(n, [&](size_t begin, size_t end, size_t) {
     std::vector<int32_t> cand;
     std::vector<std::pair<double, int32_t>> exact;

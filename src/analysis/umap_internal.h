@@ -13,27 +13,24 @@
 #include "embedscope/analysis/projection.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/thread_pool.h"
+#include "train/rng.h"
 
 namespace embedscope::umap_detail {
 
 using Clock = std::chrono::steady_clock;
 
-// SplitMix64 (Steele, Lea, Flood 2014), written out so a seed gives the same stream everywhere.
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-  double normal() {
-    double u1 = std::max(uniform(), 1e-300), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
+// The trainer's SplitMix64 (train/rng.h): a seed gives the same stream on every machine.
+using Rng = SplitMix64;
+
+// n x k neighbour slots, ids -1 (none yet) and distances 0.
+inline KnnGraph unfilled_graph(size_t n, size_t k) {
+  KnnGraph g;
+  g.n_rows = n;
+  g.k = k;
+  g.ids.assign(n * k, -1);
+  g.dists.assign(n * k, 0.0f);
+  return g;
+}
 
 inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c) {
   Rng r(a ^ 0x5851F42D4C957F2Dull);
