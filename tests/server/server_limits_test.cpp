@@ -195,6 +195,12 @@ TEST_F(Serve, IdleKeepAliveClientsGiveTheirWorkersToWaitingConnections) {
   }
   EXPECT_GE(closed, 1);
   EXPECT_EQ(s.stop(), 0);
+  // Values outside 1..3600 seconds, or not a number, are refused at start naming the flag.
+  for (const char* bad : {"0", "3601", "-5", "soon"}) {
+    ServerProc b({"--model", fixture("w.txt"), "--keep-alive", bad, "--quiet"});
+    EXPECT_EQ(b.stop(), 2) << bad;
+    EXPECT_NE(b.log().find("--keep-alive"), std::string::npos) << bad << ": " << b.log();
+  }
 }
 
 TEST_F(Serve, SlowlorisIsCutOffByTheRequestTimeout) {  // H16
