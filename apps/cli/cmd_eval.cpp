@@ -1,8 +1,6 @@
 // embedscope eval analogy|similarity FILE: gensim-compatible intrinsic evaluation.
-#include "command.h"
 #include "common.h"
 #include "embedscope/api/eval.h"
-#include "embedscope/api/text_output.h"
 #include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
@@ -11,7 +9,7 @@ namespace {
 struct Opts {
   std::string kind, file, model, tokenizer = "auto";
   EvalOptions e;
-  bool case_sensitive = false, json = false;
+  bool json = false;
 };
 
 template <class R>
@@ -22,45 +20,32 @@ int report(const ModelHandle& h, const Opts& o, const R& r) {
   return kExitOk;
 }
 
-int run(Opts o) {
-  o.e.case_insensitive = !o.case_sensitive;
+int run(Opts& o) {
   if (o.e.n_threads == 0) o.e.n_threads = process_threads();
   ModelHandlePtr h = open_handle(o.model, o.tokenizer);
   if (o.kind == "analogy") return report(*h, o, api::eval_analogies(*h, o.file, o.e));
   return report(*h, o, api::eval_pairs(*h, o.file, o.e));
 }
 
-Command reg(
-    "eval", "Analogy / word-similarity evaluation with gensim's semantics",
-    [](CLI::App& app) -> Runner {
-      auto o = std::make_shared<Opts>();
-      app.add_option("KIND", o->kind, "analogy or similarity")
-          ->required()
-          ->check(CLI::IsMember({"analogy", "similarity"}));
-      app.add_option("FILE", o->file,
-                     "questions-words file (analogy) or TAB-separated word pairs (similarity)")
-          ->required();
-      add_model_flag(app, o->model);
-      app.add_option("--restrict", o->e.restrict_vocab,
-                     "only the N most frequent rows (gensim restrict_vocab)")
-          ->capture_default_str();
-      app.add_flag("--case-sensitive", o->case_sensitive,
-                   "do not upper-case words (gensim case_insensitive=False)");
-      app.add_flag("--dummy4unknown", o->e.dummy4unknown,
-                   "count OOV questions as wrong / pairs as 0 (gensim)");
-      app.add_option(
-             "--tokenizer", o->tokenizer,
-             "auto (the model's recorded or bundled tokenizer), gpt2, none, or a tokenizer.json / "
-             "folder (token models: words are encoded, multi-token words composed)")
-          ->capture_default_str();
-      add_threads_flag(app, o->e.n_threads);
-      add_json_flag(app, o->json);
-      app.footer(
-          "Examples:\n  embedscope eval analogy questions-words.txt --model vectors.bin\n  "
-          "embedscope eval similarity wordsim353.tsv --model vectors.bin --json");
-      return [o] { return run(*o); };
-    },
-    62);
+void flags(CLI::App& app, Opts& o) {
+  app.add_option("KIND", o.kind, "analogy or similarity")
+      ->required()
+      ->check(CLI::IsMember({"analogy", "similarity"}));
+  app.add_option("FILE", o.file,
+                 "questions-words file (analogy) or TAB-separated word pairs (similarity)")
+      ->required();
+  add_model_flag(app, o.model);
+  api::describe(Bind{app}, o.e);
+  app.add_option("--tokenizer", o.tokenizer,
+                 "auto (the model's recorded or bundled tokenizer), gpt2, none, or a "
+                 "tokenizer.json / folder (token models: words are encoded, multi-token words "
+                 "composed)")
+      ->capture_default_str();
+  add_threads_flag(app, o.e.n_threads);
+  add_json_flag(app, o.json);
+}
+
+Cmd<Opts> reg("eval", flags, run);
 
 }  // namespace
 }  // namespace embedscope::cli

@@ -14,7 +14,7 @@ struct Opts {
   bool json = false, quiet = false, no_cache = false;
 };
 
-int run(const Opts& o) {
+int run(Opts& o) {
   if (o.out.empty() && !o.json)
     throw Error(ErrorCode::kInvalidArgument, "project: give -o FILE.npy, --json, or both");
   ModelHandlePtr h = open_handle(o.model, "auto", o.threads);
@@ -26,42 +26,20 @@ int run(const Opts& o) {
   return kExitOk;
 }
 
-Command reg(
-    "project", "PCA or UMAP coordinates of every row (for plotting), as .npy",
-    [](CLI::App& app) -> Runner {
-      auto o = std::make_shared<Opts>();
-      app.add_option("MODEL", o->model,
-                     "model: file, folder or hub id (default: the embedded default model)");
-      app.add_option("--method", o->r.method, "pca (exact) or umap")
-          ->check(CLI::IsMember({"pca", "umap"}))
-          ->capture_default_str();
-      app.add_option("--dims", o->r.dims, "output dimensions")
-          ->check(CLI::IsMember({2, 3}))
-          ->capture_default_str();
-      app.add_option("-o,--output", o->out, "write the n_rows x dims float32 .npy here (atomic)");
-      app.add_option("--n-neighbors", o->r.n_neighbors, "UMAP: neighbours of the kNN graph")
-          ->check(CLI::Range(2, 200))
-          ->capture_default_str();
-      app.add_flag("--exact-knn", o->r.exact_knn,
-                   "UMAP: the exact kNN graph (default: NN-descent above 4096 rows)");
-      app.add_option("--min-dist", o->r.min_dist, "UMAP: minimum distance in the layout")
-          ->check(CLI::Range(0.0, 1.0))
-          ->capture_default_str();
-      app.add_option("--seed", o->r.seed, "UMAP: random seed (same seed and threads: same output)")
-          ->capture_default_str();
-      add_threads_flag(app, o->threads);
-      app.add_flag("--no-cache", o->no_cache,
-                   "compute afresh instead of reading the disk cache the server shares");
-      app.add_flag("-q,--quiet", o->quiet, "no progress line");
-      add_json_flag(app, o->json,
-                    "print {model, method, dims, rows, coords} (GET /v1/projection's document)");
-      app.footer(
-          "Examples:\n  embedscope project --method pca -o pca.npy\n  embedscope project gpt2 "
-          "--method umap --dims 2 -o umap.npy\n  python3 -c \"import numpy; "
-          "print(numpy.load('umap.npy').shape)\"   # (50257, 2)");
-      return [o] { return run(*o); };
-    },
-    65);
+void flags(CLI::App& app, Opts& o) {
+  app.add_option("MODEL", o.model,
+                 "model: file, folder or hub id (default: the embedded default model)");
+  api::describe(Bind{app}, o.r);
+  app.add_option("-o,--output", o.out, "write the n_rows x dims float32 .npy here (atomic)");
+  add_threads_flag(app, o.threads);
+  app.add_flag("--no-cache", o.no_cache,
+               "compute afresh instead of reading the disk cache the server shares");
+  app.add_flag("-q,--quiet", o.quiet, "no progress line");
+  add_json_flag(app, o.json,
+                "print {model, method, dims, rows, coords} (GET /v1/projection's document)");
+}
+
+Cmd<Opts> reg("project", flags, run);
 
 }  // namespace
 }  // namespace embedscope::cli

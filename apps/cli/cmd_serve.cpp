@@ -23,28 +23,24 @@ std::string server_path() {
          "/embedscope-serve";
 }
 
-Command reg(
-    "serve", "HTTP JSON API over one model (embedscope serve --help)",
-    [](CLI::App& app) -> Runner {
-      app.prefix_command();
-      app.set_help_flag();  // --help goes to the server binary
-      app.footer("Options: see `embedscope serve --help` (handled by embedscope-serve).");
-      CLI::App* sub = &app;
-      return [sub] {
-        std::string path = server_path();
-        std::vector<std::string> args = sub->remaining();
-        std::vector<char*> argv;
-        argv.push_back(const_cast<char*>(path.c_str()));
-        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execv(path.c_str(), argv.data());
-        throw Error(ErrorCode::kNotFound, path + ": cannot run the server binary (" +
-                                              std::strerror(errno) +
-                                              "); build the embedscope_server target");
-        return 0;
-      };
-    },
-    90);
+Command reg("serve", [](CLI::App& app) -> Runner {
+  app.prefix_command();
+  app.set_help_flag();  // --help goes to the server binary
+  CLI::App* sub = &app;
+  return [sub] {
+    std::string path = server_path();
+    std::vector<std::string> args = sub->remaining();
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(path.c_str()));
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(path.c_str(), argv.data());
+    throw Error(ErrorCode::kNotFound, path + ": cannot run the server binary (" +
+                                          std::strerror(errno) +
+                                          "); build the embedscope_server target");
+    return 0;
+  };
+});
 
 }  // namespace
 }  // namespace embedscope::cli

@@ -1,6 +1,5 @@
 // embedscope tokenize: ids, readable pieces and byte offsets of a text under a BPE vocabulary;
 // embedscope decode: ids -> text (api/tokenizer_ops.h).
-#include "command.h"
 #include "common.h"
 #include "embedscope/api/tokenizer_ops.h"
 #include "embedscope/core/paths.h"
@@ -15,7 +14,7 @@ struct Opts {
   bool json = false, allow_special = false;
 };
 
-int run(const Opts& o) {
+int run(Opts& o) {
   if (o.text.empty() == o.file.empty())
     throw Error(ErrorCode::kInvalidArgument, "give either TEXT or --file F (exactly one)");
   std::string text = o.file.empty() ? o.text : read_small_file(o.file);
@@ -33,7 +32,7 @@ struct DecodeOpts {
   bool json = false, bytes = false;
 };
 
-int run_decode(const DecodeOpts& o) {
+int run_decode(DecodeOpts& o) {
   std::shared_ptr<const Tokenizer> tok = open_tokenizer(o.model);
   std::vector<TokenId> ids = api::parse_token_ids(o.ids, tok->vocab_size());
   if (o.json) {
@@ -44,46 +43,28 @@ int run_decode(const DecodeOpts& o) {
   return kExitOk;
 }
 
-Command reg_decode(
-    "decode", "Token ids -> text (the inverse of tokenize)",
-    [](CLI::App& app) -> Runner {
-      auto o = std::make_shared<DecodeOpts>();
-      app.add_option("IDS", o->ids, "token ids, comma- or space-separated")->required();
-      app.add_option(
-          "--model", o->model,
-          "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
-      app.add_flag("--bytes", o->bytes,
-                   "write the exact bytes (no U+FFFD for partial characters, no newline)");
-      add_json_flag(app, o->json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
-      app.footer(
-          "Text shows a partial UTF-8 character as U+FFFD; --bytes writes what the ids stand for "
-          "exactly.\nExamples:\n  embedscope decode 464,3290          # \"The dog\"\n  "
-          "embedscope decode 3644 --json\n  embedscope decode 447 --bytes | xxd");
-      return [o] { return run_decode(*o); };
-    },
-    31);
+void run_decode_flags(CLI::App& app, DecodeOpts& o) {
+  app.add_option("IDS", o.ids, "token ids, comma- or space-separated")->required();
+  app.add_option("--model", o.model,
+                 "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+  app.add_flag("--bytes", o.bytes,
+               "write the exact bytes (no U+FFFD for partial characters, no newline)");
+  add_json_flag(app, o.json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
+}
 
-Command reg(
-    "tokenize", "Token ids, readable pieces and byte offsets of a text (GPT-2 BPE by default)",
-    [](CLI::App& app) -> Runner {
-      auto o = std::make_shared<Opts>();
-      app.add_option("TEXT", o->text, "text to tokenize");
-      app.add_option("--file", o->file, "read the text from a file instead");
-      app.add_option(
-          "--model", o->model,
-          "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
-      app.add_flag("--allow-special", o->allow_special,
-                   "match special tokens such as <|endoftext|> (default: plain text)");
-      app.add_flag("--json", o->json,
-                   "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");
-      app.footer(
-          "Pieces are shown readably: a space as ␣, control bytes as <0x0A>, partial UTF-8 as "
-          "hex bytes.\nExamples:\n  embedscope tokenize \" computer\"            # 1 token: 3644 "
-          "␣computer\n  embedscope tokenize --file notes.txt --json\n  embedscope tokenize "
-          "--model ./my-model \"Hello world\"");
-      return [o] { return run(*o); };
-    },
-    30);
+Cmd<DecodeOpts> reg_decode("decode", run_decode_flags, run_decode);
+
+void flags(CLI::App& app, Opts& o) {
+  app.add_option("TEXT", o.text, "text to tokenize");
+  app.add_option("--file", o.file, "read the text from a file instead");
+  app.add_option("--model", o.model,
+                 "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+  app.add_flag("--allow-special", o.allow_special,
+               "match special tokens such as <|endoftext|> (default: plain text)");
+  app.add_flag("--json", o.json, "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");
+}
+
+Cmd<Opts> reg("tokenize", flags, run);
 
 }  // namespace
 }  // namespace embedscope::cli

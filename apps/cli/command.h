@@ -1,17 +1,17 @@
-// CLI plumbing: each subcommand lives in its own cmd_*.cpp and registers itself here.
+// CLI plumbing: each subcommand lives in its own cmd_*.cpp and registers itself here. Its
+// summary and examples come from api/command_docs.h (main() applies them and lists commands in
+// that order); its setup binds flags (mostly the library's option descriptors, common.h's
+// bind()) and returns the runner, which calls one library function and prints.
 //
-//   static Command reg("info", "Show what a file or model contains", [](CLI::App& app) {
-//     auto o = std::make_shared<Opts>();
-//     app.add_option("FILE", o->file)->required();
-//     return [o] { return run_info(*o); };     // returns the exit code
-//   });
+//   Cmd<Opts> reg("stats", [](CLI::App& app, Opts& o) { bind(app, o.s); }, run);
 //
-// Tools parse, call one library function, and format. Errors thrown as embedscope::Error are
-// printed by main() as one line `error: <message>` (+ a hint) and mapped to exit codes.
+// main() prints an embedscope::Error as one line `error: <message>` (+ a hint) and maps it to
+// the exit code below.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,26 +21,37 @@ using Runner = std::function<int()>;
 using Setup = std::function<Runner(CLI::App&)>;
 
 struct CommandSpec {
-  std::string name, help;
+  std::string name;
   Setup setup;
-  int order;
 };
 
 std::vector<CommandSpec>& registry();
 
 struct Command {
-  Command(std::string name, std::string help, Setup setup, int order = 100) {
-    registry().push_back({std::move(name), std::move(help), std::move(setup), order});
+  Command(std::string name, Setup setup) {
+    registry().push_back({std::move(name), std::move(setup)});
   }
 };
 
-// Exit codes (documented in `embedscope --help`).
+// A command whose flags bind to an O made at start-up and whose runner is run(O&).
+template <class O>
+struct Cmd : Command {
+  Cmd(std::string name, void (*bind)(CLI::App&, O&), int (*run)(O&))
+      : Command(std::move(name), [bind, run](CLI::App& app) -> Runner {
+          auto o = std::make_shared<O>();
+          bind(app, *o);
+          return [o, run] { return run(*o); };
+        }) {}
+};
+
+// Exit codes (documented in `embedscope --help`): 2 bad flags or arguments, 3 file, tensor,
+// word or model not found, 4 a file violates its format, 7 id out of range.
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,
-  kExitUsage = 2,     // bad flags or arguments (invalid_argument)
-  kExitNotFound = 3,  // file, tensor, word or model not found
-  kExitCorrupt = 4,   // a file violates its format
+  kExitUsage = 2,
+  kExitNotFound = 3,
+  kExitCorrupt = 4,
   kExitUnsupported = 5,
   kExitIo = 6,
   kExitOutOfRange = 7,

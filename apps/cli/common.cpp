@@ -1,16 +1,63 @@
 #include "common.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
-#include "embedscope/api/common.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/train/default_model.h"
 
 namespace embedscope::cli {
+
+namespace {
+std::vector<std::function<void()>>& text_options() {
+  static std::vector<std::function<void()>> v;
+  return v;
+}
+}  // namespace
+
+CLI::Option* Bind::text(std::string_view names, std::string_view help,
+                        std::function<void(const std::string&)> set) {
+  auto s = std::make_shared<std::string>();
+  CLI::Option* o = app.add_option(std::string(names), *s, std::string(help));
+  text_options().push_back([o, s, set = std::move(set)] {
+    if (o->count()) set(*s);
+  });
+  return o;
+}
+
+CLI::Option* Bind::checked(CLI::Option* o, const api::OptionSpec& s, bool integral) {
+  if (!s.choices.empty()) {
+    std::vector<std::string> c;
+    for (size_t b = 0, e; b <= s.choices.size(); b = e + 1)
+      c.emplace_back(
+          s.choices.substr(b, (e = std::min(s.choices.find('|', b), s.choices.size())) - b));
+    o->check(CLI::IsMember(c));
+  }
+  if (s.min < s.max)
+    integral ? o->check(CLI::Range(int64_t(s.min), int64_t(s.max)))
+             : o->check(CLI::Range(s.min, s.max));
+  if (s.positive) o->check(CLI::PositiveNumber);
+  if (s.show_default) o->capture_default_str();
+  if (s.required) o->required();
+  return o;
+}
+
+CLI::App* add_command(CLI::App& parent, const std::string& name) {
+  std::string full = parent.get_parent() ? parent.get_name() + " " + name : name;
+  const api::CommandDoc* doc = api::command_doc(full);
+  if (doc == nullptr) throw std::logic_error("no api::kCommandDocs entry for " + full);
+  CLI::App* sub = parent.add_subcommand(name, std::string(doc->summary));
+  sub->footer(std::string(doc->footer));
+  return sub;
+}
+
+void apply_text_options() {
+  for (auto& f : text_options()) f();
+}
 
 CLI::Option* add_model_flag(CLI::App& app, std::string& ref) {
   return app.add_option(
@@ -39,10 +86,7 @@ double now_ms() {
 
 namespace {
 void progress_line(const ProgressInfo& p) {
-  if (::isatty(2))
-    std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
-  else
-    std::fprintf(stderr, "%s\n", format_progress(p).c_str());
+  std::fprintf(stderr, ::isatty(2) ? "\r%s\033[K" : "%s\n", format_progress(p).c_str());
 }
 }  // namespace
 
@@ -74,19 +118,50 @@ ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer,
 
 Model load_model_ref(const std::string& ref, const ModelOptions& options) {
   if (!ref.empty()) return load_model(ref, options);
-  bool tty = ::isatty(2);
   std::string path = ensure_default_model(progress_line);
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (::isatty(2)) std::fprintf(stderr, "\r\033[K");
   Model m = load_model(path, options);
   m.ref = "default";
   return m;
 }
 
-std::string printable(const std::string& s) { return api::printable(s); }
-
 int exit_code_for(const std::exception& e) {
   const auto* err = dynamic_cast<const Error*>(&e);
   return err ? exit_code_for(err->code()) : 1;
+}
+
+CLI::Option* add_search_flags(CLI::App& app, SearchFlags& f, const std::string& args_help) {
+  CLI::Option* o = app.add_option("ARGS", f.args, args_help);
+  add_model_flag(app, f.model);
+  add_threads_flag(app, f.threads);
+  add_json_flag(app, f.json);
+  return o;
+}
+
+std::string take_model_ref(SearchFlags& f, int n_words) {
+  if (!f.model.empty() || f.args.empty()) return f.model;
+  // An existing path is always the model (so a missing word gives an arity error, not a
+  // silent switch to the default model); otherwise count the words.
+  struct stat st;
+  if (::stat(f.args[0].c_str(), &st) != 0 && (n_words < 0 || f.args.size() <= size_t(n_words)))
+    return "";
+  std::string ref = f.args[0];
+  f.args.erase(f.args.begin());
+  return ref;
+}
+
+ModelHandlePtr open_search(SearchFlags& f, int n_words, const std::string& what,
+                           const std::string& need) {
+  std::string ref = take_model_ref(f, n_words);
+  if (!what.empty() && f.args.size() != size_t(n_words))
+    throw Error(ErrorCode::kInvalidArgument,
+                what + " needs " + need + ", got " + std::to_string(f.args.size()));
+  return open_handle(ref, "auto", f.threads);
+}
+
+void require_cosine(const std::string& metric, const std::string& what) {
+  if (parse_metric(metric) != Metric::kCosine)
+    throw Error(ErrorCode::kInvalidArgument, what + " by cosine; drop --metric " + metric);
 }
 
 }  // namespace embedscope::cli

@@ -1,11 +1,11 @@
 // embedscope: the command-line front end. Every subcommand is a thin file cmd_*.cpp.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "command.h"
+#include "common.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
 
@@ -44,23 +44,16 @@ int main_impl(int argc, char** argv) {
   set_log_sink([](LogLevel level, const std::string& m) {
     if (level == LogLevel::kWarning) std::fprintf(stderr, "warning: %s\n", m.c_str());
   });
-  CLI::App app{
-      "embedscope: load, tokenize, train and probe token embedding matrices.\n\n"
-      "Example:\n  embedscope explore computer            # neighbours of 'computer', labelled\n"
-      "  embedscope neighbors vectors.bin king -k 5 --json\n\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad arguments, 3 not found, 4 corrupt file,\n"
-      "5 unsupported feature, 6 I/O error, 7 id out of range.",
-      "embedscope"};
+  CLI::App app{std::string(api::command_doc("embedscope")->summary), "embedscope"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "embedscope 0.1.0");
-  auto& reg = registry();
-  std::stable_sort(reg.begin(), reg.end(),
-                   [](const CommandSpec& a, const CommandSpec& b) { return a.order < b.order; });
   std::vector<std::pair<CLI::App*, Runner>> runners;
-  for (auto& spec : reg) {
-    CLI::App* sub = app.add_subcommand(spec.name, spec.help);
-    runners.emplace_back(sub, spec.setup(*sub));
-  }
+  for (const api::CommandDoc& doc : api::kCommandDocs)  // in the docs' order
+    for (auto& spec : registry())
+      if (spec.name == doc.name) {
+        CLI::App* sub = add_command(app, spec.name);
+        runners.emplace_back(sub, spec.setup(*sub));
+      }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -68,6 +61,7 @@ int main_impl(int argc, char** argv) {
     return rc == 0 ? 0 : kExitUsage;
   }
   try {
+    apply_text_options();
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
   } catch (const Error& e) {

@@ -4,7 +4,8 @@
 
 namespace embedscope::api {
 
-AnalogyResult eval_analogies(const ModelHandle& h, const std::string& path, const EvalOptions& o) {
+embedscope::AnalogyResult eval_analogies(const ModelHandle& h, const std::string& path,
+                                         const EvalOptions& o) {
   return evaluate_analogies(h.model().emb, h.tokenizer(), path, o);
 }
 
@@ -22,7 +23,7 @@ std::string oov_warning(const ModelHandle& h, double oov_percent) {
          "tokenizer file)";
 }
 
-json to_json(const ModelHandle& h, const std::string& path, const AnalogyResult& r) {
+json to_json(const ModelHandle& h, const std::string& path, const embedscope::AnalogyResult& r) {
   json secs = json::array();
   for (auto& s : r.sections)
     secs.push_back({{"section", s.name},

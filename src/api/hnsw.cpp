@@ -65,6 +65,16 @@ HnswResult neighbors_hnsw(const ModelHandle& h, const HnswIndex& ix, const HnswR
   return res;
 }
 
+HnswResult neighbors_hnsw(const ModelHandle& h, const std::string& index_path,
+                          const HnswRequest& r) {
+  auto t0 = std::chrono::steady_clock::now();
+  HnswIndex ix = HnswIndex::load(index_path, table_content_hash(h.table()));
+  const double load_ms = ms_since(t0);
+  HnswResult res = neighbors_hnsw(h, ix, r);
+  res.index_load_ms = load_ms;
+  return res;
+}
+
 json to_json(const ModelHandle& h, const HnswResult& r) {
   json j{{"query", r.resolved.query}, {"model", h.model().path},   {"metric", "cosine"},
          {"k", r.request.k},          {"threads", r.threads},      {"mode", "hnsw"},

@@ -87,11 +87,31 @@ TEST(CliHelp, EveryCommandKeepsItsFlagsAndExample) {
     std::set<std::string> have = flags_of(r.out);
     std::istringstream want(c.flags);
     size_t n = 0;
-    for (std::string f; want >> f; ++n) EXPECT_TRUE(have.count(f)) << "lost flag " << f << "\n" << r.out;
+    for (std::string f; want >> f; ++n)
+      EXPECT_TRUE(have.count(f)) << "lost flag " << f << "\n" << r.out;
     EXPECT_GE(have.size(), n) << r.out;
     EXPECT_NE(r.out.find(c.example), std::string::npos) << "lost example: " << c.example << "\n"
                                                         << r.out;
   }
+}
+
+// Options the library parses from text (--class, --ids) reject a bad value after the command
+// line is read, through main's error handling: one `error:` line naming the value, exit 2 (no
+// model is opened first, so none is needed here).
+TEST(CliHelp, TextOptionsRejectBadValuesWithUsageErrors) {
+  const std::string cli = test::shell_quote(test::cli_path());
+  auto r = test::run(cli + " neighbors --model absent.txt king --class nouns");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("error: unknown token class 'nouns' (expected any, word, alpha or "
+                       "nospecial)"),
+            std::string::npos)
+      << r.err;
+  r = test::run(cli + " analogy --model absent.txt a b c --ids 1,x");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --ids: 'x'"), std::string::npos) << r.err;
+  r = test::run(cli + " lookup --model absent.txt --ids 1,,2");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --ids: "), std::string::npos) << r.err;
 }
 
 // The parser above finds flags at all (else the test could not fail).

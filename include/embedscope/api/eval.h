@@ -19,14 +19,15 @@ namespace embedscope::api {
 
 inline constexpr double kOovWarnPercent = 20.0;
 
-AnalogyResult eval_analogies(const ModelHandle& h, const std::string& path, const EvalOptions& o);
+embedscope::AnalogyResult eval_analogies(const ModelHandle& h, const std::string& path,
+                                         const EvalOptions& o);
 PairsResult eval_pairs(const ModelHandle& h, const std::string& path, const EvalOptions& o);
 
 // "" or a one-line warning when the out-of-vocabulary share exceeds kOovWarnPercent and the
 // model has no tokenizer.
 std::string oov_warning(const ModelHandle& h, double oov_percent);
 
-json to_json(const ModelHandle& h, const std::string& path, const AnalogyResult& r);
+json to_json(const ModelHandle& h, const std::string& path, const embedscope::AnalogyResult& r);
 json to_json(const ModelHandle& h, const std::string& path, const PairsResult& r);
 
 }  // namespace embedscope::api

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "embedscope/api/neighbors.h"
@@ -50,6 +51,10 @@ struct HnswResult {
 };
 
 HnswResult neighbors_hnsw(const ModelHandle& h, const HnswIndex& ix, const HnswRequest& r);
+// The same on the index file `index_path`, loaded for this query (HnswIndex::load, refused when
+// its content hash is not h's table's); index_load_ms is set.
+HnswResult neighbors_hnsw(const ModelHandle& h, const std::string& index_path,
+                          const HnswRequest& r);
 json to_json(const ModelHandle& h, const HnswResult& r);
 
 // Exact search restricted to the rows an index holds (when it holds only the trained rows of a
