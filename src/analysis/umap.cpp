@@ -1,12 +1,14 @@
 // UMAP: kNN graph by our exact search, umap-learn's fuzzy simplicial set and SGD layout
 // (projection.h says what is umap-learn's and what differs).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "embedscope/analysis/projection.h"
 #include "embedscope/core/blas.h"
@@ -523,20 +525,52 @@ void layout_sequential(std::vector<float>& y, size_t dims, Schedule& s, const La
 }
 
 // The vertices of a round are independent (each reads the others from the snapshot), so each
-// thread moves kLanes of them at once, one sample of each per step: their chains of dependent
-// arithmetic (distance, power, division, move) overlap in the CPU instead of running one after
-// the other. Each vertex still takes its samples in umap-learn's order.
-constexpr size_t kLanes = 4;
+// thread moves kLanes of them at once, one sample of each per step, in SIMD lanes (GCC vector
+// extensions: plain SSE, no target flags): their chains of dependent arithmetic (distance, power,
+// division, move) overlap instead of running one after the other, and each operation serves
+// kLanes samples. Each vertex still takes its samples in umap-learn's order, with the same
+// float operations as layout_sequential.
+constexpr size_t kLanes = 8;
+// Internal functions only: 32-byte vectors passed without AVX change no public ABI.
+#pragma GCC diagnostic ignored "-Wpsabi"
+using VecF = float __attribute__((vector_size(4 * kLanes)));
+using VecI = int32_t __attribute__((vector_size(4 * kLanes)));
+using VecU = uint32_t __attribute__((vector_size(4 * kLanes)));
 
-enum class Sample : uint8_t { kNone, kPositive, kNegative };
+// {f(0), f(1), ..., f(kLanes - 1)}.
+template <typename V, typename F, size_t... L>
+[[gnu::always_inline]] inline V lanes_of(F&& f, std::index_sequence<L...>) {
+  return V{f(L)...};
+}
+template <typename V, typename F>
+[[gnu::always_inline]] inline V lanes(F&& f) {
+  return lanes_of<V>(f, std::make_index_sequence<kLanes>());
+}
 
-template <size_t D>
-struct Lane {
-  size_t j = 0, e = 0, e1 = 0, neg_left = 0;  // vertex, its next edge, its end, negatives owed
-  Rng rng{0};
-  float cur[D] = {};
-  bool live = false;
-};
+[[gnu::always_inline]] inline VecF splat(float v) { return VecF{} + v; }
+[[gnu::always_inline]] inline VecF select(VecI mask, VecF yes, VecF no) { return mask ? yes : no; }
+[[gnu::always_inline]] inline VecF clip4v(VecF v) {
+  return v < -4.0f ? splat(-4.0f) : (v > 4.0f ? splat(4.0f) : v);
+}
+
+// powf_pos lane by lane, the same operations.
+[[gnu::always_inline]] inline VecF powf_pos_v(VecF d, VecF p) {
+  d = d > 1e-30f ? d : splat(1e-30f);
+  const auto bits = std::bit_cast<VecU>(d);
+  const VecF e = __builtin_convertvector(VecI(bits >> 23) - 127, VecF);
+  VecU mant = (bits & 0x7FFFFFu) | 0x3F800000u;
+  const VecF f = std::bit_cast<VecF>(mant) - 1.0f;
+  const VecF lg = e + (1.0018903e-4f +
+                       f * (1.4373021f + f * (-0.6729342f + f * (0.3154676f + f * -0.080010876f))));
+  VecF yc = p * lg;
+  yc = yc < -126.0f ? splat(-126.0f) : (yc > 126.0f ? splat(126.0f) : yc);
+  VecI yi = __builtin_convertvector(yc, VecI);
+  yi += __builtin_convertvector(yi, VecF) > yc;  // floor: true is -1
+  const VecF r = yc - __builtin_convertvector(yi, VecF);
+  VecF m = 0.9998967f + r * (0.69639057f + r * (0.22451635f + r * 0.0790857f));
+  VecU out = std::bit_cast<VecU>(m) + (VecU(yi) << 23);
+  return std::bit_cast<VecF>(out);
+}
 
 // More threads: the rounds of projection.h, D fixed at compile time, the moving vertex kept in
 // registers.
@@ -568,6 +602,7 @@ void layout_rounds(std::vector<float>& y, Schedule& s, const LayoutParams& p, Th
     for (size_t c = 0; c < D; ++c) pos[size_t(rank[j]) * D + c] = y[j * D + c];
   snap = pos;
   std::vector<std::vector<float>> delta(n_threads, std::vector<float>(n * D, 0.0f));
+  std::vector<std::array<std::vector<uint32_t>, kLanes>> lane_samples(n_threads);
   std::vector<size_t> round_start(rounds + 1, 0), order, start(1, 0);
   std::vector<int32_t> tail;
   std::vector<double> eps, next, eps_neg, next_neg;
@@ -598,87 +633,80 @@ void layout_rounds(std::vector<float>& y, Schedule& s, const LayoutParams& p, Th
       pool.parallel_for(round_start[round + 1] - r0, [&](size_t begin, size_t end, size_t t) {
         float* dl = delta[t].data();
         const float* view = snap.data();
+        std::vector<uint32_t>* samples = lane_samples[t].data();
         size_t at = r0 + begin;
         const size_t stop = r0 + end;
-        // Starts lane L on the thread's next vertex that has edges; false when none is left.
-        auto open = [&](Lane<D>& L) {
+        VecF cur[D] = {};  // lane l's vertex at cur[c][l]
+        size_t vertex[kLanes] = {}, taken[kLanes] = {};
+        bool live[kLanes] = {};
+        // Lane l's next vertex that has samples due: its samples listed in umap-learn's order
+        // (each due edge, then its negatives; a vertex drawn as its own negative is no sample),
+        // (other << 1) | positive. False when the thread's vertices are done.
+        auto open = [&](size_t l) {
+          std::vector<uint32_t>& list = samples[l];
           for (; at < stop; ++at) {
-            if (start[at] == start[at + 1]) continue;
-            L.j = order[at];
-            L.e = start[at];
-            L.e1 = start[at + 1];
+            const size_t v = order[at];
+            list.clear();
+            Rng rng(mix(p.seed, epoch + 1, old_id[v]));
+            for (size_t e = start[at]; e < start[at + 1]; ++e) {
+              if (next[e] > en) continue;
+              next[e] += eps[e];
+              list.push_back((uint32_t(tail[e]) << 1) | 1u);
+              if (eps_neg[e] <= 0) continue;
+              const double due = (en - next_neg[e]) / eps_neg[e];  // >= 0 but for rounding
+              const size_t n_neg = due > 0 ? size_t(due) : 0;
+              next_neg[e] += double(n_neg) * eps_neg[e];
+              for (size_t q = 0; q < n_neg; ++q)
+                if (const size_t kk = below(rng.next(), n); kk != v)
+                  list.push_back(uint32_t(kk) << 1);
+            }
+            if (list.empty()) continue;
             ++at;
-            L.neg_left = 0;
-            L.rng = Rng(mix(p.seed, epoch + 1, old_id[L.j]));
-            for (size_t c = 0; c < D; ++c) L.cur[c] = pos[L.j * D + c];
-            return L.live = true;
+            vertex[l] = v;
+            taken[l] = 0;
+            for (size_t c = 0; c < D; ++c) cur[c][l] = pos[v * D + c];
+            return live[l] = true;
           }
-          return L.live = false;
+          return live[l] = false;
         };
-        Lane<D> lane[kLanes];
-        for (Lane<D>& L : lane) open(L);
-        size_t other[kLanes];
-        Sample kind[kLanes];
+        for (size_t l = 0; l < kLanes; ++l) open(l);
         for (;;) {
-          // Each lane's next sample: its edge's negatives, else its next due edge, else the
-          // next vertex.
+          size_t other[kLanes] = {};
+          int32_t is_positive[kLanes] = {}, is_active[kLanes] = {};
           bool any = false;
           for (size_t l = 0; l < kLanes; ++l) {
-            Lane<D>& L = lane[l];
-            kind[l] = Sample::kNone;
-            while (L.live) {
-              if (L.neg_left > 0) {
-                --L.neg_left;
-                const size_t kk = below(L.rng.next(), n);
-                if (kk != L.j) kind[l] = Sample::kNegative, other[l] = kk;
-                break;  // a vertex drawn as its own negative: no push (umap-learn's)
-              }
-              while (L.e < L.e1 && next[L.e] > en) ++L.e;
-              if (L.e == L.e1) {
-                for (size_t c = 0; c < D; ++c) pos[L.j * D + c] = L.cur[c];
-                open(L);
-                continue;
-              }
-              const size_t e = L.e++;
-              next[e] += eps[e];
-              if (eps_neg[e] > 0) {
-                const double due = (en - next_neg[e]) / eps_neg[e];  // >= 0 but for rounding
-                L.neg_left = due > 0 ? size_t(due) : 0;
-                next_neg[e] += double(L.neg_left) * eps_neg[e];
-              }
-              kind[l] = Sample::kPositive;
-              other[l] = size_t(tail[e]);
-              break;
+            if (live[l] && taken[l] == samples[l].size()) {
+              for (size_t c = 0; c < D; ++c) pos[vertex[l] * D + c] = cur[c][l];
+              open(l);
             }
-            any = any || L.live;
+            if (!live[l]) continue;
+            any = true;
+            const uint32_t sample = samples[l][taken[l]++];
+            other[l] = sample >> 1;
+            is_positive[l] = -int32_t(sample & 1u);
+            is_active[l] = -1;
           }
           if (!any) break;
-          for (size_t l = 0; l < kLanes; ++l) {
-            if (kind[l] == Sample::kNone) continue;
-            float* cur = lane[l].cur;
-            const size_t k = other[l];
-            float diff[D], d2 = 0;
-            for (size_t c = 0; c < D; ++c) {
-              diff[c] = cur[c] - view[k * D + c];
-              d2 += diff[c] * diff[c];
-            }
-            if (kind[l] == Sample::kPositive) {
-              float coeff = 0;
-              if (d2 > 0) {
-                const float pb1 = powf_pos(d2, bm1);
-                coeff = -two_ab * pb1 / (a * pb1 * d2 + 1.0f);
-              }
-              for (size_t c = 0; c < D; ++c) {
-                const float step = clip4(coeff * diff[c]) * alpha;
-                cur[c] += step;
-                dl[k * D + c] -= step;
-              }
-            } else if (d2 > 0) {
-              const float c2 = two_gb / ((0.001f + d2) * (a * powf_pos(d2, b) + 1.0f));
-              for (size_t c = 0; c < D; ++c) cur[c] += clip4(c2 * diff[c]) * alpha;
-            } else {
-              for (size_t c = 0; c < D; ++c) cur[c] += 4.0f * alpha;  // umap-learn's
-            }
+          // Built from scalars in registers (element-wise writes would go through memory).
+          const VecI positive = lanes<VecI>([&](size_t l) { return is_positive[l]; }),
+                     active = lanes<VecI>([&](size_t l) { return is_active[l]; });
+          VecF diff[D], d2{};
+          for (size_t c = 0; c < D; ++c) {
+            diff[c] = cur[c] - lanes<VecF>([&](size_t l) { return view[other[l] * D + c]; });
+            d2 += diff[c] * diff[c];
+          }
+          // Positive: -2ab d^(2(b-1)) / (1 + a d^2b); negative: 2 gamma b / ((0.001 + d^2)(1 +
+          // a d^2b)); none where d^2 is 0 (a negative there moves by +4 alpha: umap-learn's).
+          const VecF pw = powf_pos_v(d2, select(positive, splat(bm1), splat(b)));
+          const VecF coeff = select(positive, -two_ab * pw / (a * pw * d2 + 1.0f),
+                                    two_gb / ((0.001f + d2) * (a * pw + 1.0f)));
+          const VecI moving = d2 > 0.0f, stuck = active & ~positive & ~moving;
+          for (size_t c = 0; c < D; ++c) {
+            VecF step = select(active & moving, clip4v(coeff * diff[c]) * alpha, VecF{});
+            step = select(stuck, splat(4.0f * alpha), step);
+            cur[c] += step;
+            for (size_t l = 0; l < kLanes; ++l)
+              if (positive[l]) dl[other[l] * D + c] -= step[l];
           }
         }
       });
