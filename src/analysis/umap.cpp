@@ -530,9 +530,9 @@ void layout_sequential(std::vector<float>& y, size_t dims, Schedule& s, const La
 // division, move) overlap instead of running one after the other, and each operation serves
 // kLanes samples. Each vertex still takes its samples in umap-learn's order, with the same
 // float operations as layout_sequential.
-constexpr size_t kLanes = 8;
-// Internal functions only: 32-byte vectors passed without AVX change no public ABI.
-#pragma GCC diagnostic ignored "-Wpsabi"
+// 4 lanes: one SSE register, built from scalars in registers (8 lanes took two, built through
+// memory: slower on the measured box).
+constexpr size_t kLanes = 4;
 using VecF = float __attribute__((vector_size(4 * kLanes)));
 using VecI = int32_t __attribute__((vector_size(4 * kLanes)));
 using VecU = uint32_t __attribute__((vector_size(4 * kLanes)));
