@@ -243,13 +243,41 @@ print(trustworthiness(X, Y, n_neighbors=10, metric="cosine"))
   EXPECT_GE(std::stod(r.out), 0.988 - 0.01);
 }
 
-TEST_F(Umap, ThreeDims) {
-  UmapOptions o;
-  o.dims = 3;
-  o.n_epochs = 50;
-  Projection p = umap(*table_, o);
-  ASSERT_EQ(p.coords.size(), 1797u * 3);
-  for (float v : p.coords) ASSERT_TRUE(std::isfinite(v));
+TEST_F(Umap, ThreeDimsAreReproducibleAndTrustworthy) {
+  // Both layouts: the sequential one (1 thread) and the rounds in SIMD lanes (2 threads).
+  for (size_t threads : {1, 2}) {
+    UmapOptions o;
+    o.dims = 3;
+    o.n_threads = threads;
+    o.n_epochs = threads == 1 ? 50 : 150;  // the sequential layout is the slow one
+    Projection a = umap(*table_, o), b = umap(*table_, o);
+    ASSERT_EQ(a.n_rows, 1797u);
+    ASSERT_EQ(a.dims, 3u);
+    ASSERT_EQ(a.coords.size(), 1797u * 3);
+    EXPECT_EQ(a.coords, b.coords) << threads << " threads";
+    for (float v : a.coords) ASSERT_TRUE(std::isfinite(v));
+    // The third axis is used: its spread is comparable to the first's.
+    auto spread = [&](size_t c) {
+      float lo = a.coords[c], hi = lo;
+      for (size_t i = 0; i < 1797; ++i)
+        lo = std::min(lo, a.coords[i * 3 + c]), hi = std::max(hi, a.coords[i * 3 + c]);
+      return hi - lo;
+    };
+    EXPECT_GT(spread(2), 0.2f * spread(0)) << threads << " threads";
+    if (threads == 1) continue;  // trustworthiness: the parallel layout, the one users get
+    save_matrix(dir_->file("y3.npy"), 1797, 3, a.coords);
+    auto r = test::run_python(R"(
+import sys, numpy as np
+from sklearn.manifold import trustworthiness
+X, Y = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert Y.shape == (1797, 3), Y.shape
+print(trustworthiness(X, Y, n_neighbors=10, metric="cosine"))
+)",
+                              {dir_->file("digits.npy"), dir_->file("y3.npy")});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    // umap-learn's 2-D figure (0.988, above) minus 0.01: a third axis only helps.
+    EXPECT_GE(std::stod(r.out), 0.988 - 0.01);
+  }
 }
 
 void expect_invalid(const EmbeddingTable& t, const UmapOptions& o, const std::string& needle) {

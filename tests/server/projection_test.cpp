@@ -216,6 +216,79 @@ TEST_F(ProjectionRoute, UmapRunsItsStagesThenEqualsTheCli) {
   EXPECT_EQ(std::memcmp(u.table.f32(), r->body.data(), r->body.size()), 0);
 }
 
+TEST_F(ProjectionRoute, UmapInThreeDimsIsItsOwnCachedProjectionInBothFormatsAndEqualsTheCli) {
+  start("tiny.npy");
+  const std::string q3 = "method=umap&dims=3&n_neighbors=5&seed=11",
+                    q2 = "method=umap&dims=2&n_neighbors=5&seed=11";
+  auto ready = [&](const std::string& q) {
+    auto t0 = std::chrono::steady_clock::now();
+    httplib::Result r = get("/v1/projection?" + q);
+    for (; r && r->status == 202; r = get("/v1/projection?" + q)) {
+      EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return r;
+  };
+  auto r3 = ready(q3);
+  ASSERT_TRUE(r3);
+  ASSERT_EQ(r3->status, 200) << r3->body;
+  EXPECT_EQ(r3->get_header_value("X-Rows"), "200");
+  EXPECT_EQ(r3->get_header_value("X-Dims"), "3");
+  ASSERT_EQ(r3->body.size(), 200u * 3 * sizeof(float));
+  std::vector<float> got(600);
+  std::memcpy(got.data(), r3->body.data(), r3->body.size());
+  for (float v : got) ASSERT_TRUE(std::isfinite(v));
+
+  auto j = get("/v1/projection?" + q3 + "&format=json");
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->status, 200) << j->body;
+  json doc = json::parse(j->body);
+  EXPECT_EQ(doc["method"], "umap");
+  EXPECT_EQ(doc["dims"], 3);
+  EXPECT_EQ(doc["rows"], 200);
+  ASSERT_EQ(doc["coords"].size(), 200u);
+  for (size_t i = 0; i < 200; ++i) {
+    ASSERT_EQ(doc["coords"][i].size(), 3u);
+    for (size_t c = 0; c < 3; ++c) EXPECT_EQ(doc["coords"][i][c].get<float>(), got[i * 3 + c]);
+  }
+
+  // The 2-D projection with the same parameters is another one: computed, with its own shape.
+  EXPECT_EQ(status(q2)["state"], "idle");
+  auto r2 = ready(q2);
+  ASSERT_TRUE(r2);
+  ASSERT_EQ(r2->status, 200) << r2->body;
+  EXPECT_EQ(r2->get_header_value("X-Dims"), "2");
+  EXPECT_EQ(r2->body.size(), 200u * 2 * sizeof(float));
+
+  // Both are on disk, each in its own file; a fresh server answers the 3-D one from its cache.
+  size_t n2 = 0, n3 = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir_->file("home") + "/projections")) {
+    const std::string name = f.path().filename().string();
+    if (name.find("umap-3d-n5-md0.1-s11") != std::string::npos) ++n3;
+    if (name.find("umap-2d-n5-md0.1-s11") != std::string::npos) ++n2;
+  }
+  EXPECT_EQ(n3, 1u);
+  EXPECT_EQ(n2, 1u);
+  TearDown();
+  h_.reset();
+  start("tiny.npy");
+  EXPECT_EQ(status(q3)["state"], "ready");
+  auto cached = get("/v1/projection?" + q3);
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->body, r3->body);
+
+  // The CLI, computing afresh with the same seed and thread count, writes the same floats.
+  auto cli =
+      test::run(test::shell_quote(test::cli_path()) + " project " + dir_->file("tiny.npy") +
+                " --method umap --dims 3 --n-neighbors 5 --seed 11 --no-cache -q --threads " +
+                std::to_string(process_threads()) + " -o " + dir_->file("u3.npy"));
+  ASSERT_EQ(cli.rc, 0) << cli.err;
+  LoadedEmbeddings u = load_npy(dir_->file("u3.npy"));
+  ASSERT_EQ(u.table.n_rows(), 200u);
+  ASSERT_EQ(u.table.dim(), 3u);
+  EXPECT_EQ(std::memcmp(u.table.f32(), r3->body.data(), r3->body.size()), 0);
+}
+
 TEST_F(ProjectionRoute, AFailedComputationIsAnsweredOnceThenRetried) {
   start("nan.npy");
   auto first = get("/v1/projection");
