@@ -23,7 +23,8 @@ using nlohmann::json;
 // previous ones left (Hugging Face's Split with behaviour Isolated). Where llama.cpp rewrote a
 // tokenizer.json regex for std::regex (case-insensitive groups spelled out, possessive
 // quantifiers dropped), the row holds the tokenizer.json original, which PCRE2 runs as Hugging
-// Face does. ignore_merges and add_bos are llama.cpp's defaults for the name (add_bos is
+// Face does. Code points that Unicode normalization would change (Greek oxia letters, the Ohm
+// and Kelvin signs) are written as \x{...} so that no editor or tool can alter the ranges. ignore_merges and add_bos are llama.cpp's defaults for the name (add_bos is
 // overridden by tokenizer.ggml.add_bos_token).
 struct PreRow {
   std::vector<std::string_view> names;
@@ -63,7 +64,7 @@ const std::vector<PreRow>& pre_table() {
        {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1})"}},
       {{"deepseek-llm"},
        {R"([\r\n])",
-        R"(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)",
+        R"(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\x{1F7D}ᾀ-ᾴᾶ-ᾼ\x{1FBE}ῂ-ῄῆ-ῌῐ-\x{1FD3}ῖ-\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\x{2126}ℨ\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)",
         R"(\s?[!-/:-~！-／：-～‘-‟　-。]+)", R"(\s+$)", R"([一-龥ࠀ-一가-퟿]+)",
         R"(\p{N}+)"}},
       {{"deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"},
@@ -283,10 +284,12 @@ json base(const Vocab& v) {
           {"post_processor", nullptr}, {"decoder", nullptr}};
 }
 
+// The id to add when `what` (tokenizer.ggml.add_bos_token, ...) is true, or when it is absent and
+// llama.cpp's default for the model is true and the file names the id.
 std::optional<TokenId> bos_if(const GgufFile& g, bool dflt, std::optional<TokenId> bos,
                               const char* what) {
-  const bool add = g.get_bool(what).value_or(dflt);
-  if (!add) return std::nullopt;
+  std::optional<bool> set = g.get_bool(what);
+  if (!set.value_or(dflt) || (!set && !bos)) return std::nullopt;
   if (!bos)
     throw Error(ErrorCode::kCorrupt,
                 g.path() + ": " + what + " is true but the file names no such token id");
@@ -441,7 +444,7 @@ std::unique_ptr<Tokenizer> bert(const GgufFile& g) {
   j["model"] = {{"type", "WordPiece"},
                 {"unk_token", hf_tokens[size_t(*unk)]},
                 {"continuing_subword_prefix", "##"},
-                {"max_input_chars_per_word", 100},
+                {"max_input_chars_per_word", 100u},
                 {"vocab", std::move(vocab)}};
   return hf::load_internal(j, g.path(), "GGUF bert");
 }

@@ -227,12 +227,10 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
   }
   if (!unk) throw Error(ErrorCode::kCorrupt, name + ": no piece of type UNKNOWN (2)");
   const std::string scheme = add_dummy_prefix ? "always" : "never";
-  // BPE runs on the whole text (SentencePiece does not split it at spaces); Unigram pieces never
-  // span a "▁" inside, so splitting there changes nothing and keeps each Viterbi search short.
   const json meta = {{"type", "Metaspace"},
                      {"replacement", "\xE2\x96\x81"},
                      {"prepend_scheme", scheme},
-                     {"split", !bpe}};
+                     {"split", true}};
   json decoder = meta;
   if (byte_fallback) {
     decoder = {{"type", "Sequence"},
@@ -242,7 +240,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
                  {{"type", "Fuse"}}}}};
     if (add_dummy_prefix)
       decoder["decoders"].push_back(
-          {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+          {{"type", "Strip"}, {"content", " "}, {"start", 1u}, {"stop", 0u}});
   }
   json j = {{"version", "1.0"},
             {"truncation", nullptr},
@@ -258,6 +256,17 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
               {"vocab", vocab},
               {"byte_fallback", byte_fallback}}}};
   if (bpe) {
+    // SentencePiece always prepends "▁" (HF's Metaspace skips it when the text already starts
+    // with one, which differs on leading spaces) and does not split: the normalizer form of
+    // Hugging Face's Llama files.
+    const std::string ws = "\xE2\x96\x81";
+    const json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ws}};
+    j["normalizer"] =
+        add_dummy_prefix
+            ? json{{"type", "Sequence"},
+                   {"normalizers", {{{"type", "Prepend"}, {"prepend", ws}}, replace}}}
+            : replace;
+    j["pre_tokenizer"] = nullptr;
     j["model"] = {{"type", "SentencePieceBPE"},
                   {"unk_id", *unk},
                   {"vocab", vocab},

@@ -9,7 +9,9 @@
 #include "embedscope/tokenizer/gguf_vocab.h"
 
 #include <gtest/gtest.h>
+#include <unicode/normalizer2.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -332,6 +334,13 @@ std::vector<json> hf_reference(const std::string& tokenizer_json, const std::str
   return read_jsonl(out);
 }
 
+bool is_nfc(const std::string& s) {
+  UErrorCode e = U_ZERO_ERROR;
+  icu::UnicodeString u = icu::UnicodeString::fromUTF8(s);
+  bool nfc = icu::Normalizer2::getNFCInstance(e)->isNormalized(u, e);
+  return U_SUCCESS(e) && nfc;
+}
+
 // Compares ids without and (when `with_special`) with the special tokens, and decode.
 void expect_parity(const Tokenizer& tok, const std::vector<json>& ref, bool with_special,
                    size_t* compared, bool (*skip)(const std::string&) = nullptr) {
@@ -387,6 +396,156 @@ TEST(GgufVocab, LlamaSentencePieceBpeMatchesHuggingFace) {
   size_t n = 0;
   expect_parity(*tok, hf_reference(package_json("llama2"), d.file("ref.jsonl")), true, &n);
   EXPECT_EQ(n, inputs().strings.size());
+}
+
+TEST(GgufVocab, Gpt2Qwen3MatchesHuggingFaceOnNfcText) {
+  test::TempDir d;
+  python({"gpt2", package_json("qwen3"), "qwen2", d.file("q3.gguf")});
+  auto tok = load_gguf_tokenizer(d.file("q3.gguf"));
+  size_t n = 0;
+  // Qwen-3's tokenizer.json NFC-normalizes; a GGUF records no normalizer (llama.cpp does not
+  // normalize), so only text that NFC leaves unchanged is compared.
+  expect_parity(*tok, hf_reference(package_json("qwen3"), d.file("ref.jsonl")), false, &n,
+                [](const std::string& s) { return !is_nfc(s); });
+  EXPECT_GT(n, inputs().strings.size() * 8 / 10);
+}
+
+TEST(GgufVocab, BertWordPieceMatchesHuggingFace) {
+  test::TempDir d;
+  node("bert-json " + d.file("bert.json"));
+  python({"bert", d.file("bert.json"), d.file("bert.gguf")});
+  auto tok = load_gguf_tokenizer(d.file("bert.gguf"));
+  EXPECT_EQ(tok->describe(), "GGUF bert (WordPiece)");
+  size_t n = 0;
+  // Hugging Face's BERT classifies characters with Unicode 8.0 tables (hf_parity_test.cpp);
+  // the random strings from later Unicode versions are left to that test.
+  const size_t brown = 300;
+  std::vector<json> ref = hf_reference(d.file("bert.json"), d.file("ref.jsonl"));
+  static size_t k = 0;
+  k = 0;
+  expect_parity(*tok, ref, true, &n, [](const std::string&) { return k++ >= brown; });
+  EXPECT_GE(n, brown);
+  EXPECT_EQ(tok->encode_ids("Hello, world!", {.add_special_tokens = true}),
+            (std::vector<TokenId>{101, 7592, 1010, 2088, 999, 102}));
+}
+
+// A BPE .model trained here by SentencePiece: load_sentencepiece_model and the GGUF "llama"
+// vocabulary written from the same pieces give SentencePiece's own ids on every input.
+TEST(GgufVocab, TrainedSentencePieceBpeModelAndItsGgufMatchSentencePiece) {
+  test::TempDir d;
+  python({"train", inputs().brown, inputs().file, d.path()});
+  python({"spm", d.file("bpe.model"), d.file("bpe.gguf")});
+  auto model = load_sentencepiece_model(d.file("bpe.model"));
+  auto gguf = load_gguf_tokenizer(d.file("bpe.gguf"));
+  std::vector<json> want = read_jsonl(d.file("spm_ids.jsonl"));
+  const auto& in = inputs().strings;
+  ASSERT_EQ(want.size(), in.size());
+  size_t bad_model = 0, bad_gguf = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    std::vector<TokenId> w = want[k].get<std::vector<TokenId>>();
+    std::vector<TokenId> m = model->encode_ids(in[k]), g = gguf->encode_ids(in[k]);
+    if (m != w && bad_model++ < 3)
+      ADD_FAILURE() << ".model, input " << k << " " << json(in[k]).dump() << "\n  ours " << json(m)
+                    << "\n  spm  " << json(w);
+    if (g != w && bad_gguf++ < 3)
+      ADD_FAILURE() << "GGUF, input " << k << " " << json(in[k]).dump() << "\n  ours " << json(g)
+                    << "\n  spm  " << json(w);
+    if (g == w) EXPECT_EQ(gguf->decode(g), in[k]);
+  }
+  EXPECT_EQ(bad_model, 0u);
+  EXPECT_EQ(bad_gguf, 0u);
+  // BOS (id 1, SentencePiece's default) per tokenizer.ggml.add_bos_token's default.
+  std::vector<TokenId> with = gguf->encode_ids("the jury", {.add_special_tokens = true});
+  std::vector<TokenId> without = gguf->encode_ids("the jury");
+  ASSERT_EQ(with.size(), without.size() + 1);
+  EXPECT_EQ(with[0], 1);
+}
+
+// Every name of the table loads (its regexes compile) and splits text without error.
+TEST(GgufVocab, EveryPreTokenizerNameLoads) {
+  test::TempDir d;
+  std::vector<std::string> names = gguf_pre_tokenizer_names();
+  EXPECT_GE(names.size(), 80u);
+  for (const char* must : {"mpt", "falcon", "starcoder", "deepseek-coder", "deepseek-llm",
+                           "llama-bpe", "qwen2", "gpt-4o", "tekken", "chameleon"})
+    EXPECT_NE(std::find(names.begin(), names.end(), must), names.end()) << must;
+  for (const std::string& name : names) {
+    const std::string f = d.file("pre.gguf");
+    python({"tiny", "gpt2", f,
+            json({{"set", {{"tokenizer.ggml.pre", json::array({8, name})}}}}).dump()});
+    try {
+      auto tok = load_gguf_tokenizer(f);
+      // " t" is the only merge; everything else is single bytes.
+      std::vector<TokenId> ids = tok->encode_ids("a t 12345 ünï 日本 <x>\n\n  !");
+      EXPECT_EQ(tok->decode(ids), "a t 12345 ünï 日本 <x>\n\n  !") << name;
+    } catch (const Error& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+    }
+  }
+}
+
+void expect_error(const std::string& model, const json& edits, ErrorCode code,
+                  const std::string& needle) {
+  test::TempDir d;
+  python({"tiny", model, d.file("bad.gguf"), edits.dump()});
+  try {
+    load_gguf_tokenizer(d.file("bad.gguf"));
+    ADD_FAILURE() << "loaded without error: " << edits.dump();
+  } catch (const Error& e) {
+    EXPECT_EQ(error_code_name(e.code()), error_code_name(code)) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+        << "message lacks \"" << needle << "\": " << e.what();
+  }
+}
+
+TEST(GgufVocab, TinyVocabulariesEncode) {
+  test::TempDir d;
+  python({"tiny", "llama", d.file("l.gguf")});
+  auto l = load_gguf_tokenizer(d.file("l.gguf"));
+  // "▁ab▁a" -> "▁a" (-4) first, then "▁ab" (-6) over "ab" (-5)? "▁a"+"b" = "▁ab": yes.
+  EXPECT_EQ(l->encode_ids("ab a"), (std::vector<TokenId>{264, 262}));
+  EXPECT_EQ(l->encode_ids("c"), (std::vector<TokenId>{259, 3 + 'c'}));  // "▁", byte 0x63
+  EXPECT_EQ(l->encode_ids("a", {.add_special_tokens = true}), (std::vector<TokenId>{1, 262}));
+  python({"tiny", "gpt2", d.file("g.gguf")});
+  auto g = load_gguf_tokenizer(d.file("g.gguf"));
+  EXPECT_EQ(g->encode_ids(" t<|endoftext|>"), (std::vector<TokenId>{256, 257}));
+}
+
+TEST(GgufVocab, BadVocabulariesAreClearErrors) {
+  using E = ErrorCode;
+  const json str = 8;
+  expect_error("gpt2", {{"set", {{"tokenizer.ggml.model", {str, "wordlevel"}}}}}, E::kUnsupported,
+               "tokenizer.ggml.model \"wordlevel\" is not supported (gpt2, llama, bert)");
+  expect_error("gpt2", {{"set", {{"tokenizer.ggml.model", {str, "t5"}}}}}, E::kUnsupported,
+               "tokenizer.ggml.precompiled_charsmap");
+  expect_error("gpt2", {{"set", {{"tokenizer.ggml.pre", {str, "no-such-pre"}}}}}, E::kUnsupported,
+               "tokenizer.ggml.pre \"no-such-pre\" is not a pre-tokenizer llama.cpp defines "
+               "(known: default, gpt-2, phi-2");
+  expect_error("gpt2", {{"set", {{"tokenizer.ggml.pre", {str, "kimi-k2"}}}}}, E::kUnsupported,
+               "\"kimi-k2\" is not supported: llama.cpp splits it with hand-written code");
+  expect_error("gpt2", {{"del", {"tokenizer.ggml.model"}}}, E::kNotFound,
+               "no tokenizer.ggml.model key");
+  expect_error("llama", {{"set", {{"tokenizer.ggml.scores", {9, {0.0, 1.0}, 6}}}}}, E::kCorrupt,
+               "tokenizer.ggml.scores");
+  expect_error("llama", {{"token_type", {{"7", 9}}}}, E::kCorrupt,
+               "tokenizer.ggml.token_type[7] = 9 is not a token type (0..6)");
+  expect_error("llama", {{"token_type", {{"7", -1}}}}, E::kCorrupt,
+               "tokenizer.ggml.token_type[7] = -1 is not a token type (0..6)");
+  expect_error("llama", {{"tokens", {{"10", "<0xZZ>"}}}}, E::kCorrupt,
+               "tokenizer.ggml.tokens[10] \"<0xZZ>\" has token type BYTE (6) but is not <0xXX>");
+  expect_error("llama", {{"tokens", {{"10", "<0x4>"}}}}, E::kCorrupt,
+               "\"<0x4>\" has token type BYTE (6) but is not <0xXX>");
+  expect_error("llama", {{"tokens", {{"261", "a"}}}}, E::kCorrupt,
+               "tokenizer.ggml.tokens[261] \"a\" repeats tokens[260]");
+  expect_error("llama", {{"tokens", {{"261", ""}}}}, E::kCorrupt,
+               "tokenizer.ggml.tokens[261] is empty");
+  expect_error("llama", {{"set", {{"tokenizer.ggml.bos_token_id", {4, 70000}}}}}, E::kCorrupt,
+               "tokenizer.ggml.bos_token_id = 70000 is not a token id (vocabulary of 265)");
+  expect_error("llama", {{"set", {{"tokenizer.ggml.remove_extra_whitespaces", {7, true}}}}},
+               E::kUnsupported, "tokenizer.ggml.remove_extra_whitespaces true is not supported");
+  expect_error("gpt2", {{"set", {{"tokenizer.ggml.add_bos_token", {7, true}}}}}, E::kCorrupt,
+               "tokenizer.ggml.add_bos_token is true but the file names no such token id");
+  expect_error("gpt2", {{"del", {"tokenizer.ggml.merges"}}}, E::kNotFound, "tokenizer.ggml.merges");
 }
 
 }  // namespace
