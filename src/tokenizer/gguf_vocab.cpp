@@ -24,8 +24,9 @@ using nlohmann::json;
 // tokenizer.json regex for std::regex (case-insensitive groups spelled out, possessive
 // quantifiers dropped), the row holds the tokenizer.json original, which PCRE2 runs as Hugging
 // Face does. Code points that Unicode normalization would change (Greek oxia letters, the Ohm
-// and Kelvin signs) are written as \x{...} so that no editor or tool can alter the ranges. ignore_merges and add_bos are llama.cpp's defaults for the name (add_bos is
-// overridden by tokenizer.ggml.add_bos_token).
+// and Kelvin signs) are written as \x{...} so that no editor or tool can alter the ranges.
+// ignore_merges and add_bos are llama.cpp's defaults for the name (add_bos is overridden by
+// tokenizer.ggml.add_bos_token).
 struct PreRow {
   std::vector<std::string_view> names;
   std::vector<std::string_view> regexes;
@@ -495,6 +496,11 @@ std::vector<std::string> gguf_pre_tokenizer_names() {
   for (const PreRow& r : pre_table())
     for (std::string_view n : r.names) out.emplace_back(n);
   return out;
+}
+
+std::vector<std::string> gguf_pre_tokenizer_regexes(const std::string& name) {
+  const PreRow& row = find_pre("tokenizer.ggml.pre table", name);
+  return {row.regexes.begin(), row.regexes.end()};
 }
 
 GgufBpeFastPath gguf_bpe_fast_path(const GgufFile& g) {

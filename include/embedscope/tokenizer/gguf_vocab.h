@@ -48,5 +48,8 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& file);
 
 // Every tokenizer.ggml.pre name the table maps to split regexes, in table order.
 std::vector<std::string> gguf_pre_tokenizer_names();
+// The split regexes of a name, in the order they apply; Error(kUnsupported) for a name the
+// table does not hold (as load_gguf_tokenizer reports it).
+std::vector<std::string> gguf_pre_tokenizer_regexes(const std::string& name);
 
 }  // namespace embedscope
