@@ -261,11 +261,10 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
     // Hugging Face's Llama files.
     const std::string ws = "\xE2\x96\x81";
     const json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ws}};
-    j["normalizer"] =
-        add_dummy_prefix
-            ? json{{"type", "Sequence"},
-                   {"normalizers", {{{"type", "Prepend"}, {"prepend", ws}}, replace}}}
-            : replace;
+    j["normalizer"] = add_dummy_prefix
+                          ? json{{"type", "Sequence"},
+                                 {"normalizers", {{{"type", "Prepend"}, {"prepend", ws}}, replace}}}
+                          : replace;
     j["pre_tokenizer"] = nullptr;
     j["model"] = {{"type", "SentencePieceBPE"},
                   {"unk_id", *unk},
