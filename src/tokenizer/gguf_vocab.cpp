@@ -160,6 +160,12 @@ std::string pre_name(const GgufFile& g) {
   return g.get_string("tokenizer.ggml.pre").value_or("gpt-2");
 }
 
+// A string quoted for a message (JSON escapes; bytes that are not UTF-8 as U+FFFD, since a
+// malformed file may hold any bytes).
+std::string quote(const std::string& s) {
+  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // llama.cpp's token types (llama_token_type): what each id is.
 enum TokenType : int64_t {
   kUndefined = 0,
@@ -216,10 +222,13 @@ Vocab read_vocab(const GgufFile& g) {
     if (v.tokens[i].empty())
       throw Error(ErrorCode::kCorrupt,
                   path + ": tokenizer.ggml.tokens[" + std::to_string(i) + "] is empty");
+    if (utf8_replace_invalid(v.tokens[i]) != v.tokens[i])
+      throw Error(ErrorCode::kCorrupt, path + ": tokenizer.ggml.tokens[" + std::to_string(i) +
+                                           "] " + quote(v.tokens[i]) + " is not valid UTF-8");
     auto [it, fresh] = seen.emplace(v.tokens[i], i);
     if (!fresh)
       throw Error(ErrorCode::kCorrupt, path + ": tokenizer.ggml.tokens[" + std::to_string(i) +
-                                           "] " + json(v.tokens[i]).dump() + " repeats tokens[" +
+                                           "] " + quote(v.tokens[i]) + " repeats tokens[" +
                                            std::to_string(it->second) + "]");
   }
   return v;
@@ -365,7 +374,7 @@ std::unique_ptr<Tokenizer> llama(const GgufFile& g) {
         ok = (t[k] >= '0' && t[k] <= '9') || (t[k] >= 'A' && t[k] <= 'F');
       if (!ok)
         throw Error(ErrorCode::kCorrupt, path + ": tokenizer.ggml.tokens[" + std::to_string(i) +
-                                             "] " + json(t).dump() +
+                                             "] " + quote(t) +
                                              " has token type BYTE (6) but is not <0xXX>");
     }
     vocab.push_back(json::array({v.tokens[i], v.scores[i]}));
@@ -415,8 +424,8 @@ std::unique_ptr<Tokenizer> bert(const GgufFile& g) {
       for (char ch : w) cased = cased || (ch >= 'A' && ch <= 'Z');
     if (vocab.contains(w))
       throw Error(ErrorCode::kCorrupt, g.path() + ": tokenizer.ggml.tokens[" + std::to_string(i) +
-                                           "] " + json(t).dump() + " is the WordPiece token " +
-                                           json(w).dump() + " twice");
+                                           "] " + quote(t) + " is the WordPiece token " + quote(w) +
+                                           " twice");
     vocab[w] = i;
     hf_tokens[i] = w;
   }
@@ -511,7 +520,9 @@ GgufBpeFastPath gguf_bpe_fast_path(const GgufFile& g) {
   return f;
 }
 
-std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& g) {
+namespace {
+
+std::unique_ptr<Tokenizer> load_checked(const GgufFile& g) {
   const std::string& path = g.path();
   std::optional<std::string> model = g.get_string("tokenizer.ggml.model");
   if (!model) throw Error(ErrorCode::kNotFound, path + ": no tokenizer.ggml.model key");
@@ -540,6 +551,16 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& g) {
                     "map) is not implemented");
   throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
                                            "\" is not supported (gpt2, llama, bert)");
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& g) {
+  try {
+    return load_checked(g);
+  } catch (const json::exception& e) {  // every value is checked first; this is a backstop
+    throw Error(ErrorCode::kCorrupt, g.path() + ": " + e.what());
+  }
 }
 
 std::unique_ptr<Tokenizer> load_gguf_tokenizer(const std::string& path) {
