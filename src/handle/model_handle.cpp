@@ -7,6 +7,7 @@
 
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
+#include "embedscope/tokenizer/gguf_vocab.h"
 #include "embedscope/tokenizer/sentencepiece.h"
 #include "embedscope/train/default_model.h"
 
@@ -120,7 +121,7 @@ TokenizerChoice choose_tokenizer(const Model& m, std::string_view choice) {
       return c;
     }
   if (m.emb.format == FileFormat::kGguf) {
-    c.tokenizer = make_tokenizer(BpeTokenizer::from_gguf(m.path));
+    c.tokenizer = load_gguf_tokenizer(m.path);
     c.source = "gguf";
     return c;
   }
@@ -149,7 +150,7 @@ std::shared_ptr<const Tokenizer> open_tokenizer(const std::string& ref) {
   if (!std::filesystem::exists(ref, ec))
     throw Error(ErrorCode::kNotFound, ref + ": no such file or folder");
   if (!std::filesystem::is_directory(ref, ec) && ref.size() > 5 && ref.ends_with(".gguf"))
-    return make_tokenizer(BpeTokenizer::from_gguf(ref));
+    return load_gguf_tokenizer(ref);
   return tokenizer_from_path(ref);
 }
 

@@ -189,6 +189,7 @@ BpeTokenizer BpeTokenizer::from_parts(BpeParts parts) {
                                 TokenVec(std::make_move_iterator(parts.tokens.begin()),
                                          std::make_move_iterator(parts.tokens.end())),
                                 parts.pre_tokenizer);
+  impl->ignore_merges = parts.ignore_merges;
   const auto& tokens = impl->tokens;
   if (parts.merges.empty())
     throw Error(ErrorCode::kCorrupt, src + ": no merges loaded (a BPE needs at least one)");

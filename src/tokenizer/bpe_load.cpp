@@ -8,6 +8,7 @@
 #include "embedscope/core/paths.h"
 #include "embedscope/formats/gguf.h"
 #include "tokenizer/bpe_impl.h"
+#include "tokenizer/gguf_impl.h"
 #include "tokenizer/utf8.h"
 
 namespace embedscope {
@@ -670,28 +671,11 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json_text(std::string_view text,
   return tok;
 }
 
-BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
-  GgufFile g = GgufFile::open(path);
-  std::optional<std::string> model = g.get_string("tokenizer.ggml.model");
-  if (!model) throw Error(ErrorCode::kNotFound, path + ": no tokenizer.ggml.model key");
-  if (*model != "gpt2")
-    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
-                                             "\" is not supported (only byte-level BPE, \"gpt2\")");
+BpeTokenizer bpe_from_gguf(const GgufFile& g, PreTokenizerKind kind, bool ignore_merges) {
+  const std::string& path = g.path();
   BpeParts parts;
   parts.source = path;
-  parts.pre_tokenizer = PreTokenizerKind::kGpt2;
-  if (std::optional<std::string> pre = g.get_string("tokenizer.ggml.pre")) {
-    // llama.cpp's names for the split patterns (llama-vocab.cpp).
-    if (*pre == "gpt-2" || *pre == "default")
-      parts.pre_tokenizer = PreTokenizerKind::kGpt2;
-    else if (*pre == "llama3" || *pre == "llama-bpe")
-      parts.pre_tokenizer = PreTokenizerKind::kLlama3;
-    else if (*pre == "qwen2")
-      parts.pre_tokenizer = PreTokenizerKind::kQwen2;
-    else
-      throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.pre \"" + *pre +
-                                               "\" is not supported (gpt-2, llama-bpe, qwen2)");
-  }
+  parts.pre_tokenizer = kind;
   std::vector<std::string> toks = g.string_array("tokenizer.ggml.tokens");
   std::vector<int64_t> types;
   if (g.find_kv("tokenizer.ggml.token_type")) types = g.int_array("tokenizer.ggml.token_type");
@@ -713,7 +697,24 @@ BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
   parts.merges_where = "tokenizer.ggml.merges entry";
   for (size_t i = 0; i < merges.size(); ++i)
     parts.merges.push_back(merge_from_line(path, merges[i], i, "tokenizer.ggml.merges entry"));
-  return from_parts(std::move(parts));
+  parts.ignore_merges = ignore_merges;
+  return BpeTokenizer::from_parts(std::move(parts));
+}
+
+BpeTokenizer BpeTokenizer::from_gguf(const std::string& path) {
+  GgufFile g = GgufFile::open(path);
+  std::optional<std::string> model = g.get_string("tokenizer.ggml.model");
+  if (!model) throw Error(ErrorCode::kNotFound, path + ": no tokenizer.ggml.model key");
+  if (*model != "gpt2")
+    throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
+                                             "\" is not byte-level BPE (\"gpt2\"); "
+                                             "load_gguf_tokenizer() reads the others");
+  GgufBpeFastPath fast = gguf_bpe_fast_path(g);  // throws for unknown names
+  if (!fast.kind)
+    throw Error(ErrorCode::kUnsupported,
+                path + ": tokenizer.ggml.pre \"" + g.get_string("tokenizer.ggml.pre").value_or("") +
+                    "\" has no hand-written pre-tokenizer; load_gguf_tokenizer() reads it");
+  return bpe_from_gguf(g, *fast.kind, fast.ignore_merges);
 }
 
 std::optional<BpeTokenizer> BpeTokenizer::find_in_dir(const std::string& dir) {

@@ -20,6 +20,9 @@ using nlohmann::json;
 // Error context: the file name, for messages "<file>: <json path> <value> ...".
 struct Ctx {
   std::string file;
+  // Set for pipelines built in memory from other formats (SentencePiece .model, GGUF): allows
+  // the internal model type "SentencePieceBPE", which no tokenizer.json file may name.
+  bool internal = false;
   [[noreturn]] void corrupt(const std::string& path, const std::string& what) const;
   [[noreturn]] void unsupported(const std::string& path, const json& value,
                                 const std::string& known) const;
@@ -80,6 +83,8 @@ struct Model {
 std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab);
 // The Unigram model (hf_unigram.cpp), called by make_model.
 std::unique_ptr<Model> make_unigram(const Ctx& c, const json& j, Vocab& vocab);
+// SentencePiece's score-driven BPE (hf_spm_bpe.cpp), internal type "SentencePieceBPE".
+std::unique_ptr<Model> make_spm_bpe(const Ctx& c, const json& j, Vocab& vocab);
 // Called once the added tokens are in the vocabulary (unk / continuing prefix lookups).
 void finish_model(const Ctx& c, Model& m, const Vocab& vocab);
 
@@ -123,5 +128,10 @@ class Regex {
   std::string pattern_;
   void* code_ = nullptr;
 };
+
+// A pipeline assembled in memory by another format's reader (spm_model.cpp, gguf_vocab.cpp) in
+// tokenizer.json's shape; Ctx::internal is set. `kind` starts describe() ("GGUF", ...).
+std::unique_ptr<Tokenizer> load_internal(const json& j, const std::string& name,
+                                         const std::string& kind);
 
 }  // namespace embedscope::hf

@@ -348,6 +348,7 @@ std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab) {
   if (type == "BPE") return std::make_unique<Bpe>(c, j, vocab);
   if (type == "WordPiece") return std::make_unique<WordPiece>(c, j, vocab);
   if (type == "Unigram") return make_unigram(c, j, vocab);
+  if (type == "SentencePieceBPE" && c.internal) return make_spm_bpe(c, j, vocab);
   c.unsupported("model.type", t != j.end() ? *t : json(nullptr), "BPE, WordPiece, Unigram");
 }
 

@@ -156,13 +156,21 @@ Piece piece_of_input(std::string_view text) {
 class HfTokenizer final : public Tokenizer {
  public:
   HfTokenizer(std::string_view text, const std::string& name) {
-    ctx_.file = name;
     json j;
     try {
       j = json::parse(text.begin(), text.end());
     } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
       throw Error(ErrorCode::kCorrupt, name + ": not valid JSON: " + e.what());
     }
+    init(j, name);
+  }
+  HfTokenizer(const json& j, const std::string& name, std::string kind) : kind_(std::move(kind)) {
+    ctx_.internal = true;
+    init(j, name);
+  }
+
+  void init(const json& j, const std::string& name) {
+    ctx_.file = name;
     if (!j.is_object()) ctx_.corrupt("(root)", "is not an object");
     for (const char* key : {"truncation", "padding"}) {
       auto it = j.find(key);
@@ -193,7 +201,7 @@ class HfTokenizer final : public Tokenizer {
     }
   }
 
-  std::string describe() const override { return "tokenizer.json (" + model_->name() + ")"; }
+  std::string describe() const override { return kind_ + " (" + model_->name() + ")"; }
   size_t vocab_size() const override { return vocab_.tokens.size(); }
 
   Encoding encode(std::string_view text, const EncodeOptions& options) const override {
@@ -323,6 +331,7 @@ class HfTokenizer final : public Tokenizer {
     }
   }
 
+  std::string kind_ = "tokenizer.json";
   Ctx ctx_;
   Vocab vocab_;
   std::unique_ptr<Model> model_;
@@ -335,6 +344,16 @@ class HfTokenizer final : public Tokenizer {
 };
 
 }  // namespace
+
+std::unique_ptr<Tokenizer> load_internal(const json& j, const std::string& name,
+                                         const std::string& kind) {
+  try {
+    return std::make_unique<HfTokenizer>(j, name, kind);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kCorrupt, name + ": " + e.what());
+  }
+}
+
 }  // namespace hf
 
 std::unique_ptr<Tokenizer> load_tokenizer_json_text(std::string_view json,

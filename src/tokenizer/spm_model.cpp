@@ -17,6 +17,7 @@
 #include "embedscope/core/mapped_file.h"
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/tokenizer/sentencepiece.h"
+#include "tokenizer/hf_impl.h"
 
 namespace embedscope {
 
@@ -185,9 +186,10 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
   };
   if (pieces.empty())
     throw Error(ErrorCode::kCorrupt, name + ": no pieces (not a SentencePiece model?)");
-  if (model_type != 1)
+  if (model_type != 1 && model_type != 2)
     unsupported("trainer_spec.model_type " + std::to_string(model_type) +
-                " is not supported (1 = UNIGRAM; use the model's tokenizer.json for BPE)");
+                " is not supported (1 = UNIGRAM, 2 = BPE)");
+  const bool bpe = model_type == 2;
   if (charsmap || (norm_name != "identity" && !norm_name.empty()))
     unsupported("normalizer_spec.name \"" + norm_name +
                 "\" (a character map) is not supported (identity)");
@@ -195,7 +197,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
     unsupported("normalizer_spec.remove_extra_whitespaces true is not supported (false)");
   if (!escape_ws) unsupported("normalizer_spec.escape_whitespaces false is not supported (true)");
 
-  json vocab = json::array(), added = json::array();
+  json vocab = json::array(), added = json::array(), types = json::array();
   std::unordered_map<std::string, size_t> seen;
   std::optional<size_t> unk;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -213,6 +215,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
     seen.emplace(p.text, i);
     if (p.type == 2 && !unk) unk = i;
     vocab.push_back(json::array({p.text, double(p.score)}));
+    types.push_back(p.type);
     if (p.type == 2 || p.type == 3 || p.type == 4)
       added.push_back({{"id", i},
                        {"content", p.text},
@@ -237,7 +240,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
                  {{"type", "Fuse"}}}}};
     if (add_dummy_prefix)
       decoder["decoders"].push_back(
-          {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+          {{"type", "Strip"}, {"content", " "}, {"start", 1u}, {"stop", 0u}});
   }
   json j = {{"version", "1.0"},
             {"truncation", nullptr},
@@ -252,6 +255,24 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
               {"unk_id", *unk},
               {"vocab", vocab},
               {"byte_fallback", byte_fallback}}}};
+  if (bpe) {
+    // SentencePiece always prepends "▁" (HF's Metaspace skips it when the text already starts
+    // with one, which differs on leading spaces) and does not split: the normalizer form of
+    // Hugging Face's Llama files.
+    const std::string ws = "\xE2\x96\x81";
+    const json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ws}};
+    j["normalizer"] = add_dummy_prefix
+                          ? json{{"type", "Sequence"},
+                                 {"normalizers", {{{"type", "Prepend"}, {"prepend", ws}}, replace}}}
+                          : replace;
+    j["pre_tokenizer"] = nullptr;
+    j["model"] = {{"type", "SentencePieceBPE"},
+                  {"unk_id", *unk},
+                  {"vocab", vocab},
+                  {"types", types},
+                  {"byte_fallback", byte_fallback}};
+    return hf::load_internal(j, name, "SentencePiece .model");
+  }
   return load_tokenizer_json_text(j.dump(), name);
 }
 

@@ -62,6 +62,17 @@ TEST(SentencePieceModel, SmallUnigramModelEncodes) {
   EXPECT_EQ(tok->decode(std::vector<TokenId>{1}), "a");
 }
 
+// BPE (model_type 2): merges by score; "▁a" is the only pair that is a piece, the lone "▁" is
+// no piece and there are no byte pieces, so it is <unk> (the trained model's parity with
+// SentencePiece is in gguf_vocab_test.cpp).
+TEST(SentencePieceModel, SmallBpeModelEncodes) {
+  auto tok = load_sentencepiece_model_bytes(pieces() + trainer(2) + normalizer("identity"), "ok");
+  EXPECT_EQ(tok->describe(), "SentencePiece .model (SentencePiece BPE)");
+  EXPECT_EQ(tok->encode_ids("a b"), (std::vector<TokenId>{1, 0, 3}));
+  EXPECT_EQ(tok->encode_ids("ba"), (std::vector<TokenId>{0, 3, 2}));  // no pair is a piece
+  EXPECT_EQ(tok->decode(std::vector<TokenId>{1}), "a");
+}
+
 TEST(SentencePieceModel, RejectsMalformedWireData) {
   expect_error(std::string("\x0a\xff", 2), ErrorCode::kCorrupt, "truncated varint");
   expect_error(std::string("\x0a\x10"
@@ -87,8 +98,8 @@ TEST(SentencePieceModel, RejectsBadPieces) {
 }
 
 TEST(SentencePieceModel, RefusesWhatIsNotImplementedNamingIt) {
-  expect_error(pieces() + trainer(2) + normalizer("identity"), ErrorCode::kUnsupported,
-               "trainer_spec.model_type 2");
+  expect_error(pieces() + trainer(3) + normalizer("identity"), ErrorCode::kUnsupported,
+               "trainer_spec.model_type 3 is not supported (1 = UNIGRAM, 2 = BPE)");
   expect_error(pieces() + trainer(1) + normalizer("nmt_nfkc"), ErrorCode::kUnsupported,
                "normalizer_spec.name \"nmt_nfkc\"");
   expect_error(pieces() + trainer(1) + normalizer("identity", true), ErrorCode::kUnsupported,

@@ -78,6 +78,9 @@ struct BpeParts {
   std::string merges_where = "merge";  // e.g. "merges.txt line", "tokenizer.json model.merges"
   std::vector<TokenId> special;        // extra special ids (added tokens)
   PreTokenizerKind pre_tokenizer = PreTokenizerKind::kGpt2;
+  // A pre-token that is itself a token is taken whole (tokenizer.json model.ignore_merges,
+  // llama.cpp's Llama-3 family).
+  bool ignore_merges = false;
 };
 
 class BpeTokenizer {
@@ -92,7 +95,10 @@ class BpeTokenizer {
   static BpeTokenizer from_buffers(std::string_view vocab_json, std::string_view merges_txt,
                                    const std::string& vocab_name, const std::string& merges_name);
   static BpeTokenizer from_tokenizer_json_text(std::string_view text, const std::string& name);
-  // tokenizer.ggml.tokens / tokenizer.ggml.merges of a GGUF file (model "gpt2").
+  // tokenizer.ggml.tokens / tokenizer.ggml.merges of a GGUF file (model "gpt2") whose
+  // tokenizer.ggml.pre has a hand-written pre-tokenizer (the GPT-2, Llama-3 and Qwen2 families
+  // of gguf_vocab.h's table); Error(kUnsupported) for the others, which load_gguf_tokenizer()
+  // (gguf_vocab.h) reads through the tokenizer.json pipeline.
   static BpeTokenizer from_gguf(const std::string& path);
   // Validates and indexes parts (see invariants above).
   static BpeTokenizer from_parts(BpeParts parts);

@@ -1,26 +1,31 @@
 // SentencePiece `.model` files (sentencepiece_model.proto's ModelProto), read by our own small
 // protobuf reader and run by the tokenizer.json pipeline (tokenizer.h): the file's pieces,
-// scores and types become a Unigram model, its normalizer spec a Metaspace pre-tokenizer and
-// decoder (prepend "always" with add_dummy_prefix, else "never"; with byte fallback the
-// Replace / ByteFallback / Fuse / Strip decoder), as Hugging Face's converter
+// scores and types become a Unigram model (model_type UNIGRAM) or SentencePiece's BPE
+// (model_type BPE: merge the adjacent pair whose concatenation is the highest-scoring piece,
+// leftmost on ties, over the whole text, as sentencepiece's bpe_model.cc; an internal model of
+// the pipeline shared with GGUF "llama" vocabularies, gguf_vocab.h). The normalizer spec
+// becomes, for Unigram, a Metaspace pre-tokenizer and decoder (prepend "always" with
+// add_dummy_prefix, else "never"), for BPE a Prepend("▁") + Replace(" ", "▁") normalizer
+// (SentencePiece prepends even before a leading space, where Metaspace would not); with byte
+// fallback the Replace / ByteFallback / Fuse / Strip decoder, as Hugging Face's converter
 // (convert_slow_tokenizer.py) writes them for these settings.
 //
 // Why our own reader and not Debian's libsentencepiece: the format is three small messages
 // (ModelProto.pieces {piece, score, type}, TrainerSpec.{model_type, byte_fallback},
 // NormalizerSpec.{name, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces}) that a
 // bounds-checked wire-format reader covers in ~150 lines; going through the pipeline gives one
-// implementation of Unigram, byte fallback, offsets, decode and display for .model files,
-// tokenizer.json and (later) GGUF llama vocabularies, which hold the same pieces without the
-// protobuf. Linking libsentencepiece would add protobuf-lite at start-up (the CLI's `info` has
-// a 20 ms budget), a second tokenizer implementation to keep in step, and a parser we cannot
-// fuzz on our terms. python3-sentencepiece stays the reference in the tests.
+// implementation of Unigram, BPE, byte fallback, offsets, decode and display for .model files,
+// tokenizer.json and GGUF vocabularies, which hold the same pieces without the protobuf.
+// Linking libsentencepiece would add protobuf-lite at start-up (the CLI's `info` has a 20 ms
+// budget), a second tokenizer implementation to keep in step, and a parser we cannot fuzz on our
+// terms. python3-sentencepiece stays the reference in the tests.
 //
-// Supported: model_type UNIGRAM with the "identity" normalizer (no character map) and
+// Supported: model_type UNIGRAM and BPE with the "identity" normalizer (no character map) and
 // remove_extra_whitespaces false. Anything else is Error(kUnsupported) naming the field and the
-// value: BPE models (Llama-2's tokenizer.model; its tokenizer.json works), nmt_nfkc / custom
-// character maps (T5, ALBERT), whitespace squeezing. Malformed bytes are Error(kCorrupt) naming
-// the byte offset: a truncated varint or field, a length beyond the message, a wire type the
-// schema does not use, no pieces, an empty or repeated piece, no UNKNOWN piece.
+// value: other model types (WORD, CHAR), nmt_nfkc / custom character maps (T5, ALBERT),
+// whitespace squeezing. Malformed bytes are Error(kCorrupt) naming the byte offset: a truncated
+// varint or field, a length beyond the message, a wire type the schema does not use, no pieces,
+// an empty or repeated piece, no UNKNOWN piece, a BYTE piece that is not <0xXX>.
 //
 // Ids are the pieces' positions. CONTROL and UNKNOWN pieces are special added tokens (matched
 // in text unless split_special_tokens), USER_DEFINED pieces are added tokens.
