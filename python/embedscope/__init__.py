@@ -36,7 +36,9 @@ __all__ = ["load", "train", "KeyedVectors", "Tokenizer", "set_threads", "threads
 
 
 def set_threads(n: int) -> None:
-    """Threads every parallel operation uses (0 = all cores). Call before the first search.
+    """Threads every parallel operation uses (0 = all cores). Call before the first search:
+    the process's thread pool is sized once, and after its first use another count raises
+    ValueError (the same count again is accepted).
 
     >>> embedscope.set_threads(2)
     """

@@ -82,7 +82,8 @@ PYBIND11_MODULE(_embedscope, m) {
 
   m.def(
       "set_threads", [](size_t n) { set_process_threads(n); }, py::arg("n"),
-      "Threads every parallel operation uses (0 = all cores). Set before the first search.");
+      "Threads every parallel operation uses (0 = all cores). Set before the first search; "
+      "after it, another count raises ValueError.");
   m.def("threads", []() { return process_threads(); });
 
   py::class_<PyModel, std::shared_ptr<PyModel>> cls(m, "Model");

@@ -67,25 +67,28 @@ Projection pca(const EmbeddingTable& table, const PcaOptions& options) {
   if (d > size_t(1) << 15)  // the d x d covariance in double, per thread
     throw Error(ErrorCode::kInvalidArgument,
                 "pca: width " + std::to_string(d) + " exceeds the limit of 32768 columns");
-  ThreadPool pool(options.n_threads);
-  const size_t n_threads = pool.size();
+  ThreadPool& pool = process_pool();
+  const size_t n_threads = options.n_threads ? options.n_threads : pool.size();
   PassProgress progress(options.progress, 3.0 * double(n));
 
   // Pass 1: column means; rejects non-finite values before they reach LAPACK.
   std::vector<std::vector<double>> part(n_threads, std::vector<double>(d, 0.0));
-  pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
-    std::vector<float> row(d);
-    std::vector<double>& s = part[t];
-    for (size_t i = begin; i < end; ++i) {
-      table.row_f32(i, row.data());
-      for (size_t j = 0; j < d; ++j) {
-        if (!std::isfinite(row[j])) not_finite(i, j, row[j]);
-        s[j] += row[j];
-      }
-      if ((i - begin) % 1024 == 1023) progress.add(1024, t);
-    }
-    progress.add((end - begin) % 1024, t);
-  });
+  pool.parallel_for(
+      n,
+      [&](size_t begin, size_t end, size_t t) {
+        std::vector<float> row(d);
+        std::vector<double>& s = part[t];
+        for (size_t i = begin; i < end; ++i) {
+          table.row_f32(i, row.data());
+          for (size_t j = 0; j < d; ++j) {
+            if (!std::isfinite(row[j])) not_finite(i, j, row[j]);
+            s[j] += row[j];
+          }
+          if ((i - begin) % 1024 == 1023) progress.add(1024, t);
+        }
+        progress.add((end - begin) % 1024, t);
+      },
+      n_threads);
   std::vector<double> mean(d, 0.0);
   for (const auto& s : part)
     for (size_t j = 0; j < d; ++j) mean[j] += s[j];
@@ -95,24 +98,27 @@ Projection pca(const EmbeddingTable& table, const PcaOptions& options) {
   // Pass 2: covariance (lower triangle, row-major) by blocks of centred rows.
   std::vector<std::vector<double>> cov_part(n_threads);
   blas::set_num_threads(1);
-  pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
-    std::vector<double>& acc = cov_part[t];
-    acc.assign(d * d, 0.0);
-    std::vector<float> block(kPcaBlockRows * d), gram(d * d);
-    for (size_t b0 = begin; b0 < end; b0 += kPcaBlockRows) {
-      size_t rows = std::min(kPcaBlockRows, end - b0);
-      for (size_t r = 0; r < rows; ++r) {
-        float* x = block.data() + r * d;
-        table.row_f32(b0 + r, x);
-        for (size_t j = 0; j < d; ++j) x[j] -= mean_f[j];
-      }
-      blas::ssyrk(CblasRowMajor, CblasLower, CblasTrans, int(d), int(rows), 1.0f, block.data(),
-                  int(d), 0.0f, gram.data(), int(d));
-      for (size_t i = 0; i < d; ++i)
-        for (size_t j = 0; j <= i; ++j) acc[i * d + j] += gram[i * d + j];
-      progress.add(rows, t);
-    }
-  });
+  pool.parallel_for(
+      n,
+      [&](size_t begin, size_t end, size_t t) {
+        std::vector<double>& acc = cov_part[t];
+        acc.assign(d * d, 0.0);
+        std::vector<float> block(kPcaBlockRows * d), gram(d * d);
+        for (size_t b0 = begin; b0 < end; b0 += kPcaBlockRows) {
+          size_t rows = std::min(kPcaBlockRows, end - b0);
+          for (size_t r = 0; r < rows; ++r) {
+            float* x = block.data() + r * d;
+            table.row_f32(b0 + r, x);
+            for (size_t j = 0; j < d; ++j) x[j] -= mean_f[j];
+          }
+          blas::ssyrk(CblasRowMajor, CblasLower, CblasTrans, int(d), int(rows), 1.0f, block.data(),
+                      int(d), 0.0f, gram.data(), int(d));
+          for (size_t i = 0; i < d; ++i)
+            for (size_t j = 0; j <= i; ++j) acc[i * d + j] += gram[i * d + j];
+          progress.add(rows, t);
+        }
+      },
+      n_threads);
   std::vector<double> cov(d * d, 0.0);
   for (const auto& a : cov_part)
     if (!a.empty())
@@ -169,20 +175,23 @@ Projection pca(const EmbeddingTable& table, const PcaOptions& options) {
 
   // Pass 3: coordinates.
   out.coords.resize(n * k);
-  pool.parallel_for(n, [&](size_t begin, size_t end, size_t t) {
-    std::vector<float> row(d);
-    for (size_t i = begin; i < end; ++i) {
-      table.row_f32(i, row.data());
-      for (size_t c = 0; c < k; ++c) {
-        const double* v = comp.data() + c * d;
-        double s = 0;
-        for (size_t j = 0; j < d; ++j) s += (double(row[j]) - mean[j]) * v[j];
-        out.coords[i * k + c] = float(s);
-      }
-      if ((i - begin) % 1024 == 1023) progress.add(1024, t);
-    }
-    progress.add((end - begin) % 1024, t);
-  });
+  pool.parallel_for(
+      n,
+      [&](size_t begin, size_t end, size_t t) {
+        std::vector<float> row(d);
+        for (size_t i = begin; i < end; ++i) {
+          table.row_f32(i, row.data());
+          for (size_t c = 0; c < k; ++c) {
+            const double* v = comp.data() + c * d;
+            double s = 0;
+            for (size_t j = 0; j < d; ++j) s += (double(row[j]) - mean[j]) * v[j];
+            out.coords[i * k + c] = float(s);
+          }
+          if ((i - begin) % 1024 == 1023) progress.add(1024, t);
+        }
+        progress.add((end - begin) % 1024, t);
+      },
+      n_threads);
   progress.report(true);
   return out;
 }

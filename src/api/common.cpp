@@ -40,32 +40,8 @@ std::string dump_json(const json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-SharedSearcher::SharedSearcher(const EmbeddingTable& table, bool center) {
-  auto first = std::make_unique<Searcher>(table, SearcherOptions{.n_threads = 0, .center = center});
-  primary_ = first.get();
-  free_.push_back(std::move(first));
-}
-
-SharedSearcher::Lease::Lease(const SharedSearcher& s) : owner(s) {
-  {
-    std::lock_guard<std::mutex> lock(s.mu_);
-    if (!s.free_.empty()) {
-      searcher = std::move(s.free_.back());
-      s.free_.pop_back();
-      return;
-    }
-  }
-  searcher = std::make_unique<Searcher>(s.primary_->lane(1));  // primary_ is never destroyed
-}
-
-SharedSearcher::Lease::~Lease() {
-  std::lock_guard<std::mutex> lock(owner.mu_);
-  // The primary lane (all threads) stays at the back, where the next caller takes from.
-  if (searcher.get() == owner.primary_)
-    owner.free_.push_back(std::move(searcher));
-  else
-    owner.free_.insert(owner.free_.begin(), std::move(searcher));
-}
+SharedSearcher::SharedSearcher(const EmbeddingTable& table, bool center)
+    : searcher_(table, SearcherOptions{.n_threads = 0, .center = center}) {}
 
 std::shared_ptr<SharedSearcher> shared_searcher(const ModelHandle& h, bool center) {
   return h.resource<SharedSearcher>(center ? "searcher:centered" : "searcher", [&] {

@@ -79,42 +79,45 @@ NormStats full_norm_stats(const EmbeddingTable& t) {
     size_t n_finite = 0;
     uint64_t nonfinite = 0;
   };
-  ThreadPool pool(std::min<size_t>(4, process_threads()));
-  std::vector<Part> parts(pool.size());
+  const size_t n_tasks = std::min<size_t>(4, process_pool().size());
+  std::vector<Part> parts(n_tasks);
   const size_t dim = t.dim();
   // Rows per block after which the pass drops what it read from the process (mapped tables):
   // ~4 MB, so peak RSS stays flat instead of growing to the file size.
   const size_t block = std::max<size_t>(1, (size_t(4) << 20) / std::max<size_t>(1, t.row_bytes()));
-  pool.parallel_for(t.n_rows(), [&](size_t begin, size_t end, size_t thread) {
-    Part& p = parts[thread];
-    std::vector<float> buf(dim);
-    size_t done = begin;
-    for (size_t r = begin; r < end; ++r) {
-      if (r - done >= block) {
-        t.drop_resident(done, r);
-        done = r;
-      }
-      const float* x;
-      if (t.dtype() == DType::kF32) {
-        x = t.f32() + r * dim;
-      } else {
-        t.row_f32(r, buf.data());
-        x = buf.data();
-      }
-      const double s = sum_of_squares(x, dim);
-      if (!std::isfinite(s)) {
-        // Only rows whose sum is not finite need the element count (overflow alone is not one).
-        for (size_t k = 0; k < dim; ++k) p.nonfinite += !std::isfinite(x[k]);
-        continue;
-      }
-      double n = std::sqrt(s);
-      p.min = std::min(p.min, n);
-      p.max = std::max(p.max, n);
-      p.sum += n;
-      ++p.n_finite;
-    }
-    t.drop_resident(done, end);
-  });
+  process_pool().parallel_for(
+      t.n_rows(),
+      [&](size_t begin, size_t end, size_t thread) {
+        Part& p = parts[thread];
+        std::vector<float> buf(dim);
+        size_t done = begin;
+        for (size_t r = begin; r < end; ++r) {
+          if (r - done >= block) {
+            t.drop_resident(done, r);
+            done = r;
+          }
+          const float* x;
+          if (t.dtype() == DType::kF32) {
+            x = t.f32() + r * dim;
+          } else {
+            t.row_f32(r, buf.data());
+            x = buf.data();
+          }
+          const double s = sum_of_squares(x, dim);
+          if (!std::isfinite(s)) {
+            // Only rows whose sum is not finite need the element count (overflow alone is not one).
+            for (size_t k = 0; k < dim; ++k) p.nonfinite += !std::isfinite(x[k]);
+            continue;
+          }
+          double n = std::sqrt(s);
+          p.min = std::min(p.min, n);
+          p.max = std::max(p.max, n);
+          p.sum += n;
+          ++p.n_finite;
+        }
+        t.drop_resident(done, end);
+      },
+      n_tasks);
   NormStats out;
   Part all;
   for (const Part& p : parts) {

@@ -96,7 +96,7 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
     for (size_t j = 0; j < acc.size(); ++j) out.vectors[i][j] = float(acc[j] / double(ids.size()));
     out.n_tokens[i] = ids.size();
   };
-  // Inputs are independent: many run on process_threads() threads. Each input's error is kept
+  // Inputs are independent: they run on the process pool. Each input's error is kept
   // and the first by index is thrown, so the error does not depend on the thread count.
   std::vector<std::exception_ptr> errors(n);
   auto range = [&](size_t b, size_t e) {
@@ -110,8 +110,7 @@ EmbedResult embed(const ModelHandle& h, const EmbedRequest& r) {
     }
   };
   if (n >= 64 && process_threads() > 1) {
-    ThreadPool pool;
-    pool.parallel_for(n, [&](size_t b, size_t e, size_t) { range(b, e); });
+    process_pool().parallel_for(n, [&](size_t b, size_t e, size_t) { range(b, e); });
   } else {
     range(0, n);
   }

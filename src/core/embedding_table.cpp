@@ -128,7 +128,7 @@ const std::vector<float>& EmbeddingTable::norms() const {
     cache_->norms.resize(n_rows_);
     // One pass over the whole table, which for GPT-2's wte is 154 MB: worth the cores.
     const size_t threads =
-        n_rows_ * dim_ >= (size_t(1) << 20) ? std::min<size_t>(4, process_threads()) : 1;
+        n_rows_ * dim_ >= (size_t(1) << 20) ? std::min<size_t>(4, process_pool().size()) : 1;
     std::vector<uint64_t> bad(threads, 0);
     auto pass = [&](size_t begin, size_t end, size_t t) {
       std::vector<float> buf(dtype_ == DType::kF32 || begin == end ? 0 : dim_);
@@ -150,14 +150,37 @@ const std::vector<float>& EmbeddingTable::norms() const {
     if (threads == 1 || dim_ == 0) {
       if (dim_ != 0) pass(0, n_rows_, 0);
     } else {
-      ThreadPool pool(threads);
-      pool.parallel_for(n_rows_, pass);
+      process_pool().parallel_for(n_rows_, pass, threads);
     }
     uint64_t total = 0;
     for (uint64_t b : bad) total += b;
     cache_->n_nonfinite = total;
   });
   return cache_->norms;
+}
+
+void EmbeddingTable::row_norms(size_t begin, size_t end, float* out) const {
+  ES_CHECK(begin <= end && end <= n_rows_);
+  if (dim_ == 0) {
+    std::fill(out, out + (end - begin), 0.0f);
+    return;
+  }
+  std::vector<float> buf(dtype_ == DType::kF32 ? 0 : dim_);
+  for (size_t i = begin; i < end; ++i) {
+    const float* x;
+    if (dtype_ == DType::kF32) {
+      x = reinterpret_cast<const float*>(data_) + i * dim_;
+    } else {
+      row_f32(i, buf.data());
+      x = buf.data();
+    }
+    out[i - begin] = float(std::sqrt(sum_of_squares(x, dim_)));  // as norms() does
+  }
+}
+
+void EmbeddingTable::populate(size_t begin, size_t end) const {
+  if (!zero_copy_ || begin >= end || end > n_rows_) return;
+  MappedFile::populate(row_data(begin), (end - begin) * row_bytes());
 }
 
 uint64_t EmbeddingTable::n_nonfinite() const {

@@ -98,4 +98,25 @@ size_t MappedFile::drop_resident(const std::byte* p, size_t n) {
   return hi - lo;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14 uapi; older C libraries lack the name
+#endif
+
+bool MappedFile::populate(const std::byte* p, size_t n) {
+  if (n == 0) return true;
+  const auto b = reinterpret_cast<uintptr_t>(p), e = b + n;
+  {
+    std::lock_guard<std::mutex> lock(maps_mu());
+    auto& m = live_maps();
+    auto it = m.upper_bound(b);
+    if (it == m.begin()) return false;
+    --it;
+    if (e < b || e > it->first + it->second) return false;  // not inside one live mapping
+  }
+  static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  // Outward to whole pages: the mapping starts on a page and its last page is mapped whole.
+  const uintptr_t lo = b / page * page, hi = (e + page - 1) / page * page;
+  return ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_READ) == 0;
+}
+
 }  // namespace embedscope

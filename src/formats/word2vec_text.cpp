@@ -332,14 +332,14 @@ LoadedEmbeddings load_word2vec_text(const std::string& path, const LoadOptions& 
       }
     }
   };
-  size_t threads = n_threads ? n_threads : (size > (size_t(1) << 20) ? process_threads() : 1);
+  size_t threads = n_threads ? n_threads : (size > (size_t(1) << 20) ? process_pool().size() : 1);
   threads = std::max<size_t>(1, std::min<size_t>(threads, (n + 255) / 256));
   std::vector<Failure> failures(threads);
   if (threads == 1) {
     parse_range(0, n, &failures[0]);
   } else {
-    ThreadPool pool(threads);
-    pool.parallel_for(n, [&](size_t b, size_t e, size_t t) { parse_range(b, e, &failures[t]); });
+    process_pool().parallel_for(
+        n, [&](size_t b, size_t e, size_t t) { parse_range(b, e, &failures[t]); }, threads);
   }
   // Each range stops at its first bad line, so the smallest index is the file's first error,
   // whatever the thread count.

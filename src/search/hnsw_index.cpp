@@ -279,15 +279,17 @@ HnswIndex HnswIndex::build(const EmbeddingTable& t, const HnswBuildOptions& o) {
   m.space = std::make_unique<CosineSpace>(t.dim());
   m.hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(m.space.get(), n_wanted, o.M,
                                                              o.ef_construction, o.seed);
-  ThreadPool pool(o.n_threads);
-  pool.parallel_for(n, [&](size_t b, size_t e, size_t) {
-    std::vector<float> v(t.dim());
-    for (size_t i = b; i < e; ++i) {
-      if (!wanted(i)) continue;
-      t.row_f32(i, v.data());
-      if (normalise(v)) m.hnsw->addPoint(v.data(), i);  // zero rows have no direction: skipped
-    }
-  });
+  process_pool().parallel_for(
+      n,
+      [&](size_t b, size_t e, size_t) {
+        std::vector<float> v(t.dim());
+        for (size_t i = b; i < e; ++i) {
+          if (!wanted(i)) continue;
+          t.row_f32(i, v.data());
+          if (normalise(v)) m.hnsw->addPoint(v.data(), i);  // zero rows have no direction: skipped
+        }
+      },
+      o.n_threads);
   return ix;
 }
 

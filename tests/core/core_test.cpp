@@ -115,6 +115,93 @@ TEST(ThreadPool, RunsEveryJobOnEveryThreadWhetherWorkersSpinOrSleep) {
   }
 }
 
+// The process pool serves many callers at once (the server's request threads) and tasks that
+// call it again (a search inside a parallel evaluation). Each caller's sums must come out
+// whole, and the run must finish: a pool whose callers wait on a queue would deadlock here,
+// since every worker is inside an outer task waiting for its inner call.
+TEST(ThreadPool, ConcurrentAndNestedCallersAllFinishWithTheirOwnResults) {
+  ThreadPool pool(3);
+  constexpr size_t kCallers = 6, kRounds = 40, kItems = 1000;
+  std::vector<std::thread> callers;
+  std::vector<uint64_t> totals(kCallers, 0);
+  for (size_t c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      for (size_t r = 0; r < kRounds; ++r) {
+        std::vector<uint64_t> outer(pool.size(), 0);
+        pool.parallel_for(8, [&](size_t b, size_t e, size_t t) {
+          for (size_t i = b; i < e; ++i) {
+            std::vector<uint64_t> inner(pool.size(), 0);
+            pool.parallel_for(kItems, [&](size_t ib, size_t ie, size_t it) {
+              for (size_t j = ib; j < ie; ++j) inner[it] += j + c;
+            });
+            for (uint64_t v : inner) outer[t] += v;
+          }
+        });
+        for (uint64_t v : outer) totals[c] += v;
+      }
+    });
+  for (auto& t : callers) t.join();
+  for (size_t c = 0; c < kCallers; ++c)
+    EXPECT_EQ(totals[c], kRounds * 8 * (kItems * (kItems - 1) / 2 + kItems * c)) << "caller " << c;
+}
+
+// Chunks depend on the task count alone, never on which thread ran them; task 0 is the
+// caller's; more tasks than threads is fine.
+TEST(ThreadPool, SplitsByTaskCountAndRunsTaskZeroOnTheCaller) {
+  ThreadPool pool(2);
+  std::vector<std::pair<size_t, size_t>> chunks(5);
+  std::thread::id task0;
+  pool.parallel_for(
+      10,
+      [&](size_t b, size_t e, size_t t) {
+        chunks[t] = {b, e};
+        if (t == 0) task0 = std::this_thread::get_id();
+      },
+      5);
+  EXPECT_EQ(chunks,
+            (std::vector<std::pair<size_t, size_t>>{{0, 2}, {2, 4}, {4, 6}, {6, 8}, {8, 10}}));
+  EXPECT_EQ(task0, std::this_thread::get_id());
+  // The lowest task's exception is the one rethrown, after all tasks ran.
+  std::atomic<int> ran{0};
+  try {
+    pool.run_on_all(
+        [&](size_t t) {
+          ++ran;
+          if (t >= 2) throw Error(ErrorCode::kIo, "task " + std::to_string(t));
+        },
+        4);
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "task 2");
+  }
+  EXPECT_EQ(ran.load(), 4);
+}
+
+// The process pool is sized once: the same count again is a no-op, another is refused with
+// both counts named, and the pool keeps working.
+TEST(ThreadPool, ProcessPoolRefusesANewSizeOnceStarted) {
+  ThreadPool& p = process_pool();
+  EXPECT_EQ(&p, &process_pool());
+  EXPECT_EQ(p.size(), process_threads());
+  EXPECT_NO_THROW(set_process_threads(p.size()));
+  try {
+    set_process_threads(p.size() + 3);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("already runs " + std::to_string(p.size()) + " threads"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(p.size() + 3)), std::string::npos);
+  }
+  EXPECT_EQ(process_threads(), p.size());
+  std::atomic<size_t> sum{0};
+  p.parallel_for(100, [&](size_t b, size_t e, size_t) {
+    for (size_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum.load(), 4950u);
+}
+
 TEST(AtomicFile, ReplacesContentAndLeavesNoTempOnAbort) {
   test::TempDir d;
   std::string p = d.file("x.txt");

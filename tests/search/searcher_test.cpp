@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "embedscope/core/error.h"
+#include "embedscope/formats/npy.h"
 #include "simd/u8i8_kernels.h"
 #include "test_util.h"
 
@@ -303,6 +305,8 @@ TEST(Searcher, AutoScanSwitchesToTheBoundedScanAfterAFewQueries) {
   EXPECT_GE(s.prefilter_stats().candidates, 5u);
 }
 
+// One searcher answers many threads at once (its queries share the process pool), and lanes
+// (cheap copies with another task count) answer the same.
 TEST(Searcher, LanesSearchConcurrentlyWithTheSameAnswers) {
   const size_t n = 3000, dim = 40;
   Searcher s(EmbeddingTable::from_f32(n, dim, adversarial_table("near_ties", n, dim)),
@@ -314,11 +318,71 @@ TEST(Searcher, LanesSearchConcurrentlyWithTheSameAnswers) {
   for (size_t t = 0; t < 4; ++t)
     th.emplace_back([&, t] {
       Searcher lane = s.lane(t % 2 + 1);
+      const Searcher& use = t < 2 ? s : lane;
       for (size_t i = 0; i < want.size(); ++i)
-        got[t].push_back(lane.search(lane.row(TokenId(i * 40)), {.k = 10}));
+        got[t].push_back(use.search(use.row(TokenId(i * 40)), {.k = 10}));
     });
   for (auto& x : th) x.join();
   for (size_t t = 0; t < 4; ++t) EXPECT_EQ(got[t], want) << "thread " << t;
+}
+
+// The first query fills the row norms inside its own scan (searcher_impl.h), block by block, on
+// a mapped table. Its answers, and those of queries racing it from other threads, must equal
+// those of a searcher whose norms came from a pass of their own (score_all first), bit for bit,
+// for the single-query scan and the sgemm batch, with zero and non-finite rows in the table.
+TEST(Searcher, FirstQueryFillsTheNormsInItsScanWithTheSameAnswers) {
+  const size_t n = 5000, dim = 40;
+  TempDir d;
+  save_npy(d.file("w.npy"),
+           EmbeddingTable::from_f32(n, dim, adversarial_table("zeros_nonfinite", n, dim)));
+  const EmbeddingTable mapped = load_npy(d.file("w.npy")).table;
+  ASSERT_TRUE(mapped.zero_copy());
+  std::vector<float> want_norms(n);
+  mapped.row_norms(0, n, want_norms.data());
+  ASSERT_EQ(mapped.norms().size(), n);  // row_norms is norms(), bit for bit (NaN included)
+  EXPECT_EQ(std::memcmp(want_norms.data(), mapped.norms().data(), n * sizeof(float)), 0);
+  EXPECT_TRUE(std::isnan(want_norms[3]));
+
+  const std::vector<TokenId> qids = {1, 2, 8, 999, 4999};
+  for (Metric metric : {Metric::kCosine, Metric::kL2}) {
+    const SearchOptions o{.k = 10, .metric = metric};
+    Searcher ref(mapped, {.n_threads = 2, .exact_scan = ExactScan::kFloat});
+    ref.score_all(ref.row(1), metric);  // norms from a pass of their own
+    std::vector<std::vector<Neighbor>> want;
+    std::vector<float> qs;
+    for (TokenId q : qids) {
+      want.push_back(ref.search(ref.row(q), o));
+      std::vector<float> r = ref.row(q);
+      qs.insert(qs.end(), r.begin(), r.end());
+    }
+    const auto want_batch = ref.search_batch(qs, qids.size(), o);
+
+    // Single queries: four threads race to be first on one fresh searcher.
+    Searcher fresh(mapped, {.n_threads = 2, .exact_scan = ExactScan::kFloat});
+    std::vector<std::vector<std::vector<Neighbor>>> got(4);
+    std::vector<std::thread> th;
+    for (size_t t = 0; t < 4; ++t)
+      th.emplace_back([&, t] {
+        for (TokenId q : qids) got[t].push_back(fresh.search(fresh.row(q), o));
+      });
+    for (auto& x : th) x.join();
+    for (size_t t = 0; t < 4; ++t) EXPECT_EQ(got[t], want) << "thread " << t;
+
+    // A batch first (sgemm fills them), then a single query.
+    Searcher fresh_batch(mapped, {.n_threads = 2, .exact_scan = ExactScan::kFloat});
+    EXPECT_EQ(fresh_batch.search_batch(qs, qids.size(), o), want_batch);
+    EXPECT_EQ(fresh_batch.search(fresh_batch.row(8), o), want[2]);
+
+    // A first query over a prefix cannot fill every norm: a separate pass does, and a later
+    // full query still agrees.
+    Searcher prefix(mapped, {.n_threads = 2, .exact_scan = ExactScan::kFloat});
+    SearchOptions po = o;
+    po.n_rows_limit = 100;
+    auto first = prefix.search(prefix.row(8), po);
+    ASSERT_FALSE(first.empty());
+    for (const Neighbor& x : first) EXPECT_LT(x.id, 100);
+    EXPECT_EQ(prefix.search(prefix.row(8), o), want[2]);
+  }
 }
 
 TEST(Searcher, TiesBreakBySmallerIdWhateverTheThreadCount) {

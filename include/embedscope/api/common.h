@@ -43,35 +43,22 @@ std::string dump_json(const json& j, int indent = 2);
 // model's path and its vocabulary size when it does not resolve.
 ResolvedWord resolve_word(const ModelHandle& h, const std::string& word);
 
-// The handle's searcher (one per centering choice). Concurrent calls run in parallel: each
-// takes a free lane (Searcher::lane: the same table, norms and int8 copy, its own threads).
-// The first lane has process_threads() threads; lanes added while it is busy have one each, so
-// N concurrent callers use about process_threads() + N - 1 threads. Answers never depend on
-// the lane.
+// The handle's searcher (one per centering choice). Concurrent calls share it: a Searcher is
+// safe to query from many threads (its queries run on the process pool, core/thread_pool.h),
+// so there are no per-caller copies ("lanes") to create, keep or free; N concurrent callers
+// share the pool's process_threads() threads plus their own.
 class SharedSearcher {
  public:
   SharedSearcher(const EmbeddingTable& table, bool center);
-  // Runs fn(const Searcher&) on a lane no other call is using and returns its result.
+  // Runs fn(const Searcher&) and returns its result.
   template <class F>
   auto with(F&& fn) const {
-    Lease lease(*this);
-    return fn(*lease.searcher);
+    return fn(searcher_);
   }
-  // Access for members that are immutable after construction (dim, n_rows, row()).
-  const Searcher& unlocked() const { return *primary_; }
+  const Searcher& unlocked() const { return searcher_; }
 
  private:
-  struct Lease {
-    explicit Lease(const SharedSearcher& s);
-    ~Lease();
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    const SharedSearcher& owner;
-    std::unique_ptr<Searcher> searcher;
-  };
-  mutable std::mutex mu_;
-  mutable std::vector<std::unique_ptr<Searcher>> free_;  // idle lanes, under mu_
-  const Searcher* primary_;
+  Searcher searcher_;
 };
 
 std::shared_ptr<SharedSearcher> shared_searcher(const ModelHandle& h, bool center = false);

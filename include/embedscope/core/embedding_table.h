@@ -83,6 +83,11 @@ class EmbeddingTable {
   // L2 norms of all rows, computed once (thread-safe) in one parallel pass (sum_of_squares).
   const std::vector<float>& norms() const;
 
+  // L2 norms of rows [begin, end) into out[0..end - begin), computed now (no cache), with
+  // norms()'s arithmetic: the same values, bit for bit. end <= n_rows (ES_CHECK). A scan that
+  // reads the rows anyway computes the norms of each block beside it (Searcher's first query).
+  void row_norms(size_t begin, size_t end, float* out) const;
+
   // Number of NaN / Inf elements (scanned once, on demand, together with norms).
   uint64_t n_nonfinite() const;
 
@@ -90,6 +95,12 @@ class EmbeddingTable {
   // pages only; the page cache keeps them and a later read maps them back). A streaming pass
   // calls it behind itself so RSS stays flat however large the file. No effect on owned tables.
   void drop_resident(size_t begin, size_t end) const;
+
+  // For a zero-copy table: maps rows [begin, end) into this process ahead of a scan, in one
+  // system call (madvise MADV_POPULATE_READ) instead of one page fault per few pages as the scan
+  // touches them; pages not in the page cache are read. Best effort (an older kernel ignores
+  // it); no effect on owned tables.
+  void populate(size_t begin, size_t end) const;
 
   // An F32 copy of the whole table (owned).
   EmbeddingTable to_f32() const;

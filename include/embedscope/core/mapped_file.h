@@ -37,6 +37,9 @@ class MappedFile {
   // single streaming pass over a large table keep RSS flat. Any other range (owned memory) is
   // left alone. Returns the bytes dropped.
   static size_t drop_resident(const std::byte* p, size_t n);
+  // Maps the pages holding [p, p + n) of a live mapping into the process now (MADV_POPULATE_READ,
+  // Linux 5.14+); best effort: false when the kernel refused or p is not in a live mapping.
+  static bool populate(const std::byte* p, size_t n);
 
  private:
   MappedFile() = default;

@@ -58,8 +58,8 @@ uint64_t bytes_hash(std::span<const std::byte> bytes);
 struct HnswBuildOptions {
   size_t M = 16;
   size_t ef_construction = 200;
-  size_t n_threads = 1;
-  size_t n_rows = 0;                            // 0: all rows; else rows [0, n_rows)
+  size_t n_threads = 1;  // tasks on process_pool() (0 = its size); 1 = bit-reproducible
+  size_t n_rows = 0;     // 0: all rows; else rows [0, n_rows)
   const std::vector<uint8_t>* allow = nullptr;  // if set: index row i iff (*allow)[i] != 0
   uint64_t seed = 100;
 };

@@ -19,9 +19,10 @@
 // Queries live in "search space": when centering, subtract mean() from raw vectors first
 // (to_search_space does it); row() returns rows already in search space.
 //
-// Thread-safety: a Searcher owns its thread pool, so one Searcher serves one query at a time;
-// lane() makes another over the same data for another thread. The table is shared, never
-// copied (unless centering, which owns a float32 centered copy).
+// Thread-safety: every const member may be called from many threads at once. A query runs on
+// the process pool (core/thread_pool.h) cut into n_threads tasks; concurrent queries share
+// the pool's threads, and each caller runs its own query's unclaimed tasks. The table is
+// shared, never copied (unless centering, which owns a float32 centered copy).
 //
 // Exact single queries (kExact) on a large table switch after a few queries to a bounded int8
 // scan (ExactScan) that returns the identical answer while reading a quarter of the bytes.
@@ -40,8 +41,6 @@
 #include "embedscope/search/knn.h"
 
 namespace embedscope {
-
-class ThreadPool;
 
 enum class SearchMode { kExact, kFast };
 
@@ -69,8 +68,10 @@ inline constexpr size_t kPrefilterAfterQueries = 8;
 inline constexpr size_t kPrefilterMinBatch = 256;  // kAuto: a batch this large switches at once
 
 struct SearcherOptions {
-  size_t n_threads = 1;  // 0 = process_threads() (core/thread_pool.h)
-  bool center = false;   // subtract the mean row from rows and queries
+  // Tasks a query is cut into on process_pool(); 1 = the calling thread alone, 0 = the pool's
+  // size. Answers do not depend on it.
+  size_t n_threads = 1;
+  bool center = false;  // subtract the mean row from rows and queries
   ExactScan exact_scan = ExactScan::kAuto;
 };
 
@@ -90,7 +91,7 @@ inline constexpr size_t kMinFastCandidates = 100;
 
 class Searcher {
  public:
-  // n_threads threads (the caller is one of them). Throws Error(kInvalidArgument) for an
+  // Throws Error(kInvalidArgument) for an
   // empty table.
   explicit Searcher(EmbeddingTable table, const SearcherOptions& options = {});
   ~Searcher();
@@ -135,8 +136,8 @@ class Searcher {
   void prepare_fast() const;
 
   // A Searcher over the same data (table, norms, centering, int8 copy: shared, not copied)
-  // with its own pool of n_threads threads (0 = process_threads()). A searcher and its lanes
-  // may search concurrently, one query at a time each; all give the same answers.
+  // whose queries are cut into n_threads tasks (0 = the process pool's size). Cheap: no
+  // threads of its own. All give the same answers.
   Searcher lane(size_t n_threads) const;
 
   // kBounded queries answered so far by this searcher and its lanes, and the rows they
@@ -158,7 +159,7 @@ class Searcher {
   // Whether the next n_queries exact queries go through the int8 copy (ExactScan).
   bool use_bounded(size_t n_queries) const;
   std::shared_ptr<Impl> impl_;  // immutable after construction but for its once-built caches
-  std::unique_ptr<ThreadPool> pool_;
+  size_t n_tasks_ = 1;
 };
 
 }  // namespace embedscope

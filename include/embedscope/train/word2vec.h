@@ -38,6 +38,10 @@
 // train as well as one on real corpora. Not on a toy vocabulary (a few dozen rows): every row is
 // then written by both threads all the time and the races can erase what one thread learns, so
 // train such corpora on one thread.
+// Threads: training runs on a private pool of exactly `threads` threads, not on the process
+// pool (core/thread_pool.h): the workers meet at a spin barrier between segments, so all of
+// them must run at once, and a shared pool whose threads may be busy with other callers' tasks
+// cannot promise that.
 // Negatives by thread: with negative sampling and several threads (at least 1024 trained rows a
 // thread), the trained rows are split into one set per thread of equal count^0.75 mass, each
 // set's output rows in one block; in epoch e chunk c of the corpus draws its negatives from set

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""One-shot query in a fresh process: embedscope against the memory-bandwidth floor and torch.
+
+For each table (100k, 400k, 1.6M rows x 300 float32, random normal, seed 1, written as .npy
+once into --dir), with the file warm in the page cache:
+
+  ours    wall time of `embedscope neighbors TABLE --batch Q --threads T -k 10 --json` where
+          Q holds one query ("#7"), in a fresh process each run (median of --runs), and the
+          search time it reports itself on stderr ("batch: ... ms").
+  floor   table bytes / the T-thread memory-read bandwidth (torch's sum over a resident
+          array of the table's size, T threads, best of 5): the least time any exact scan of
+          the table on T threads can take.
+  torch   a fresh python3 that loads the table (numpy mmap), torch.from_numpy, normalises,
+          matmul, topk(10); the time from load to answer measured inside it (imports excluded:
+          python3 + torch import alone take ~1 s), median of --runs.
+
+Prints one markdown row per table: figure | floor | torch | ours (wall, search) | ours/floor.
+
+  /usr/bin/python3 bench/oneshot_bench.py --cli build/bin/embedscope --dir /tmp/oneshot
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+SIZES = [100_000, 400_000, 1_600_000]
+DIM = 300
+
+TORCH_SCRIPT = r"""
+import sys, time
+import numpy as np, torch
+torch.set_num_threads(int(sys.argv[2]))
+t0 = time.perf_counter()
+a = np.load(sys.argv[1], mmap_mode="r")
+x = torch.from_numpy(np.asarray(a))
+q = x[7]
+n = torch.linalg.vector_norm(x, dim=1)
+s = (x @ q) / (n * torch.linalg.vector_norm(q))
+v, i = torch.topk(s, 10)
+t1 = time.perf_counter()
+print((t1 - t0) * 1e3, int(i[0]))
+"""
+
+
+def make_table(path, n):
+    if os.path.exists(path) and os.path.getsize(path) > n * DIM * 4:
+        return
+    rng = np.random.default_rng(1)
+    a = np.lib.format.open_memmap(path + ".tmp", mode="w+", dtype=np.float32, shape=(n, DIM))
+    for b in range(0, n, 100_000):
+        e = min(n, b + 100_000)
+        a[b:e] = rng.standard_normal((e - b, DIM), dtype=np.float32)
+    a.flush()
+    del a
+    os.replace(path + ".tmp", path)
+
+
+def warm(path):
+    with open(path, "rb") as f:
+        while f.read(1 << 24):
+            pass
+
+
+def bandwidth(nbytes, threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    x = torch.ones(nbytes // 4, dtype=torch.float32)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        x.sum()
+        best = min(best, time.perf_counter() - t0)
+    return nbytes / best
+
+
+def run_ours(cli, table, qfile, threads, runs):
+    walls, searches = [], []
+    cmd = [cli, "neighbors", table, "--batch", qfile, "--threads", str(threads), "-k", "10",
+           "--json"]
+    for r in range(runs + 1):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        wall = (time.perf_counter() - t0) * 1e3
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed: {p.stderr}")
+        m = re.search(r"batch: \d+ queries in ([0-9.]+) ms", p.stderr)
+        if r == 0:
+            continue  # the first run warms the binary and its libraries
+        walls.append(wall)
+        if m:
+            searches.append(float(m.group(1)))
+    return statistics.median(walls), (statistics.median(searches) if searches else float("nan"))
+
+
+def run_torch(table, threads, runs):
+    times = []
+    for r in range(runs + 1):
+        p = subprocess.run([sys.executable, "-c", TORCH_SCRIPT, table, str(threads)],
+                           capture_output=True, text=True, check=True)
+        if r:
+            times.append(float(p.stdout.split()[0]))
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", default="build/bin/embedscope")
+    ap.add_argument("--dir", default="/tmp/embedscope-oneshot")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    a = ap.parse_args()
+    os.makedirs(a.dir, exist_ok=True)
+    qfile = os.path.join(a.dir, "one_query.txt")
+    with open(qfile, "w") as f:
+        f.write("#7\n")
+    print("| table | floor ms | torch ms (in-process) | ours ms (wall) | ours search ms | "
+          "ours wall / floor |")
+    print("|---|---|---|---|---|---|")
+    for n in map(int, a.sizes.split(",")):
+        path = os.path.join(a.dir, f"t{n}x{DIM}.npy")
+        make_table(path, n)
+        warm(path)
+        nbytes = n * DIM * 4
+        floor = nbytes / bandwidth(nbytes, a.threads) * 1e3
+        wall, search = run_ours(a.cli, path, qfile, a.threads, a.runs)
+        tt = run_torch(path, a.threads, a.runs)
+        print(f"| {n} x {DIM} f32 ({nbytes / 1e6:.0f} MB) | {floor:.1f} | {tt:.1f} | "
+              f"{wall:.1f} | {search:.1f} | {wall / floor:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
