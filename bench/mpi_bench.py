@@ -92,7 +92,10 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sync-every", type=int, nargs="+", default=[4096])
+    ap.add_argument("--sync-rows", type=int, nargs="+", default=[1024],
+                    help="frequent rows synced every --sync-every words (each value a run)")
     ap.add_argument("--mpi-sync", default="sum")
+    ap.add_argument("--no-threaded", action="store_true", help="skip the threaded baseline")
     ap.add_argument("--eval-dir", default=EVAL, metavar="DIR",
                     help="folder holding wordsim353.tsv and questions-words.txt (or ES_EVAL_DIR)")
     a = ap.parse_args()
@@ -102,28 +105,32 @@ def main():
     make_corpus(corpus, a.repeat)
     rows = collections.defaultdict(list)
     for seed in a.seeds:
-        configs = [(f"1 process x {a.np} threads", [a.cli, "train"], a.np, None)]
+        configs = [] if a.no_threaded else [
+            (f"1 process x {a.np} threads", [a.cli, "train"], a.np, None)]
         for se in a.sync_every:
-            configs.append((f"-np {a.np} x 1 thread, sync every {se}",
-                            MPIRUN + ["-np", str(a.np), a.cli, "train"], 1, se))
+            for sr in a.sync_rows:
+                rows_note = "" if len(a.sync_rows) == 1 else f", {sr} rows"
+                configs.append((f"-np {a.np} x 1 thread, sync every {se}{rows_note}",
+                                MPIRUN + ["-np", str(a.np), a.cli, "train"], 1, (se, sr)))
         for name, pre, threads, se in configs:
             out = os.path.join(tmp, f"v{seed}.vec")
             cmd = pre + [corpus, "-o", out, "--format", "word2vec", "--threads", str(threads),
                          "--seed", str(seed), "-q", "--json"] + SETTINGS
             if se is not None:
-                cmd += ["--sync-every", str(se), "--mpi-sync", a.mpi_sync]
+                cmd += ["--sync-every", str(se[0]), "--sync-rows", str(se[1]),
+                        "--mpi-sync", a.mpi_sync]
             j, wall = run(cmd)
             j["wall"] = wall
             j.update(evaluate(out, corpus + ".tags"))
             rows[name].append(j)
-            print(f"{name:40s} seed {seed}: {j['words_per_second']:10.0f} words/s  "
+            print(f"{name:48s} seed {seed}: {j['words_per_second']:10.0f} words/s  "
                   f"pos {j['pos']:.4f}" + (f"  wordsim {j['wordsim']:.3f} analogy {j['analogy']:.4f}"
                                            if "wordsim" in j else "") +
                   (f"  syncs {j['sync']['syncs']} {j['sync']['bytes_per_process'] / 1e6:.1f} MB"
                    f" {j['sync']['seconds']:.2f} s" if "sync" in j else ""), flush=True)
     print("\n| configuration | words/s (mean) | vs threaded | POS score | WordSim | analogy | syncs | MB reduced per process | MB per epoch | sync s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    base = statistics.mean(r["words_per_second"] for r in rows[next(iter(rows))])
+    base = statistics.mean(r["words_per_second"] for r in rows[next(iter(rows))])  # first config
     for name, rs in rows.items():
         m = lambda k: statistics.mean(r[k] for r in rs) if k in rs[0] else float("nan")
         sync = [r["sync"] for r in rs if "sync" in r]

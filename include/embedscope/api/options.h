@@ -237,6 +237,10 @@ void describe(V&& v, TrainRequest& r) {
     d);
   v("--sync-rows", w.sync_rows,
     "MPI: how many of the most frequent rows (of each matrix) sync often", d);
+  v("--no-sync-tiers", w.sync_tiers,
+    "MPI: sync only the --sync-rows hottest rows between epoch ends (no wider syncs of every "
+    "4th, 16th... sync)",
+    {.negate = true});
 }
 
 }  // namespace embedscope::api
