@@ -472,10 +472,9 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   // process): a small corpus would otherwise sync a few times an epoch and train on stale rows
   // (2 processes, 125k words each, every 32768 words: POS score 0.252 against 0.275).
   const uint64_t sync_every =
-      o.sync_every == 0
-          ? 0
-          : std::min(o.sync_every,
-                     std::max<uint64_t>(4096, N_global / n_procs / kMinSyncsPerEpoch));
+      o.sync_every == 0 ? 0
+                        : std::min(o.sync_every, std::max<uint64_t>(
+                                                     4096, N_global / n_procs / kMinSyncsPerEpoch));
   const uint64_t sync_period = sync_every * n_procs;  // the job's words between syncs
   uint64_t dist_segments = std::max<uint64_t>(1, (max_chunks + seg_chunks - 1) / seg_chunks);
   if (coll && sync_period > 0)
