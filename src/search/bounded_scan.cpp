@@ -96,7 +96,6 @@ void Searcher::Impl::build_int8(const Tasks& pool) const {
   i8_bounded_ok = !too_large;
 }
 
-
 // kExact through the int8 copy, with the same answer as exact(): every row gets an interval
 // [lo, hi] that provably holds the score exact() computes for it (quantisation error by
 // Cauchy-Schwarz, |<q, d_i>| <= |q| |d_i| and |scale_i <eta, c_i>| <= |eta| |scale_i c_i|
@@ -106,9 +105,9 @@ void Searcher::Impl::build_int8(const Tasks& pool) const {
 // candidates are rescored with exact()'s kernel and scorer, and the top k of them is exact()'s
 // answer, ids, scores, order and ties included. nullopt when the bounds do not apply (a zero
 // or huge query, a table with huge rows): the caller scans the float rows instead.
-std::optional<std::vector<Neighbor>> Searcher::Impl::bounded(const Tasks& pool, std::span<const float> q,
-                                             const SearchOptions& o, size_t k,
-                                             const std::vector<TokenId>& excl) const {
+std::optional<std::vector<Neighbor>> Searcher::Impl::bounded(
+    const Tasks& pool, std::span<const float> q, const SearchOptions& o, size_t k,
+    const std::vector<TokenId>& excl) const {
   ensure_norms(pool);
   std::call_once(i8_once, [&] { build_int8(pool); });
   if (!i8_bounded_ok) return std::nullopt;

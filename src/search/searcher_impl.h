@@ -176,7 +176,6 @@ struct Searcher::Impl {
     return Scorer{metric, inv, float(qq), inv_norm.data(), sq_norm.data()};
   }
 
-
   // Runs f(begin, end, thread) over [0, n) in blocks of kScanGrain rows handed out from a
   // shared counter. A static split into halves made the slower half the query's time: on these
   // VMs the second core is not always free, and the rows are not equally costly (a trained
@@ -190,7 +189,8 @@ struct Searcher::Impl {
     }
     std::atomic<size_t> next{0};
     pool.run_on_all([&](size_t t) {
-      for (size_t b; (b = next.fetch_add(searcher_detail::kScanGrain, std::memory_order_relaxed)) < n;)
+      for (size_t b;
+           (b = next.fetch_add(searcher_detail::kScanGrain, std::memory_order_relaxed)) < n;)
         f(b, std::min(n, b + searcher_detail::kScanGrain), t);
     });
   }

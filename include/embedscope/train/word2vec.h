@@ -182,10 +182,10 @@ struct Word2VecOptions {
   // segments shrink to it, down to one 1024-position chunk of the largest share; 0: at every
   // segment end, about every 32 chunks per process); every row at each epoch end. Counted in
   // words, never in seconds, so a run is reproducible. A corpus too small for 32 syncs an epoch
-  // at this period syncs 32 times an epoch (every 4096 words at the least). On Brown x5 with 2 processes (3 seeds),
-  // every 32768 words with sync_tiers trained as well as one process with 2 threads; without
-  // tiers, rows below the hottest stay stale for an epoch and WordSim-353 dropped by 0.02-0.03
-  // at any period from 4096 to 32768 (docs/distributed.md).
+  // at this period syncs 32 times an epoch (every 4096 words at the least). On Brown x5 with 2
+  // processes (3 seeds), every 32768 words with sync_tiers trained as well as one process with 2
+  // threads; without tiers, rows below the hottest stay stale for an epoch and WordSim-353 dropped
+  // by 0.02-0.03 at any period from 4096 to 32768 (docs/distributed.md).
   uint64_t sync_every = 32768;
   size_t sync_rows = 1024;
   // With a collective: widen some syncs in tiers, so that rows below the hottest are not stale
