@@ -5,8 +5,8 @@ Per epoch and node, with P nodes, W corpus words an epoch, R words/s per node (m
 100 by bench/mpi_bench.py, scaled by 100 / dim), s = --sync-every (words per node between hot syncs), H = --sync-rows:
   compute     W / (P R)
   hot syncs   W / (P s) of them, each an Allreduce of B_hot = 2 H dim 4 bytes (input + output rows);
-              with sync tiers (the default) every 4^t-th of them widens to the 8^t H hottest rows
-              (the widest tier: all V), so a sync costs sum_t Allreduce(B_t) / 4^t on average
+              with sync tiers (the default) every 8^t-th of them widens to the 8^t H hottest rows
+              (the widest tier: all V), so a sync costs sum_t Allreduce(B_t) / 8^t on average
   full sync   one Allreduce of B_all = 2 V dim 4 bytes at the epoch end
   Allreduce   min(ring, recursive doubling):
                 ring: 2 (P-1)/P B / bw + 2 (P-1) alpha;  doubling: log2(P) (alpha + B / bw)
@@ -42,13 +42,13 @@ def allreduce(B, P, bw, alpha):
 
 
 def sync_time(V, dim, P, bw, alpha):
-    """Mean time of one sync between epoch ends (tiers widen every 4th, 16th, ... sync)."""
+    """Mean time of one sync between epoch ends (tiers widen every 8th, 64th, ... sync)."""
     t, rows, every = 0.0, a.sync_rows, 1
     while True:
         t += allreduce(2 * min(rows, V) * dim * 4, P, bw, alpha) / every
         if a.no_tiers or rows >= V:
             return t
-        rows, every = rows * 8, every * 4
+        rows, every = rows * 8, every * 8
 
 
 print("| table | node (x measured) | --sync-every | link | B_hot MB | B_all MB | 8 nodes | 32 nodes | 128 nodes | limit |")

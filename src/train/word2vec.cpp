@@ -490,7 +490,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
   uint64_t words_global = st.words_done;  // st.words_done as of the last epoch end (all ranks)
   std::vector<float*> sync_list;          // every trained row of every matrix, hottest first
   // Sync tiers, as prefixes of sync_list: tier t holds the sync_rows * 8^t hottest rows and is
-  // synced at every 4^t-th sync of the epoch, the last tier being every row (without
+  // synced at every 8^t-th sync of the epoch, the last tier being every row (without
   // sync_tiers: one tier, the sync_rows hottest).
   std::vector<size_t> tier_end;
   if (coll) {
@@ -578,7 +578,7 @@ Word2VecResult train_word2vec(const std::vector<std::string>& inputs,
       // Counted within the epoch, so a run resumed from an epoch-end checkpoint syncs alike.
       const uint64_t nth = (seg_index + 1) / hot_every;
       size_t t = 0;
-      for (uint64_t p = 4; t + 1 < tier_end.size() && nth % p == 0; p *= 4) ++t;
+      for (uint64_t p = 8; t + 1 < tier_end.size() && nth % p == 0; p *= 8) ++t;
       coll->sync(tier_end.empty() ? 0 : tier_end[t]);
     }
     if (epoch_done) {

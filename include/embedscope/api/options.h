@@ -239,7 +239,7 @@ void describe(V&& v, TrainRequest& r) {
     "MPI: how many of the most frequent rows (of each matrix) sync often", d);
   v("--no-sync-tiers", w.sync_tiers,
     "MPI: sync only the --sync-rows hottest rows between epoch ends (no wider syncs of every "
-    "4th, 16th... sync)",
+    "8th, 64th... sync)",
     {.negate = true});
 }
 

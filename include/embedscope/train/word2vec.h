@@ -189,9 +189,9 @@ struct Word2VecOptions {
   uint64_t sync_every = 32768;
   size_t sync_rows = 1024;
   // With a collective: widen some syncs in tiers, so that rows below the hottest are not stale
-  // for a whole epoch: every 4th sync covers the 8 x sync_rows hottest rows, every 16th the
-  // 64 x sync_rows hottest, and so on, the widest tier being every row. About
-  // sync_rows x (1 + 2 + 4 + ...) rows per sync on average instead of sync_rows.
+  // for a whole epoch: every 8th sync covers the 8 x sync_rows hottest rows, every 64th the
+  // 64 x sync_rows hottest, and so on, the widest tier being every row. About sync_rows x the
+  // number of tiers rows per sync on average, instead of sync_rows.
   bool sync_tiers = true;
 };
 
