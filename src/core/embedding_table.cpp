@@ -123,6 +123,16 @@ double sum_of_squares(const float* x, size_t n) {
   return s;
 }
 
+namespace {
+// Row i as float32: a pointer into the table when it is float32, else converted into buf.
+const float* row_as_f32(const EmbeddingTable& t, size_t i, std::vector<float>& buf) {
+  if (t.dtype() == DType::kF32) return t.f32() + i * t.dim();
+  buf.resize(t.dim());
+  t.row_f32(i, buf.data());
+  return buf.data();
+}
+}  // namespace
+
 const std::vector<float>& EmbeddingTable::norms() const {
   std::call_once(cache_->once, [this] {
     cache_->norms.resize(n_rows_);
@@ -131,15 +141,9 @@ const std::vector<float>& EmbeddingTable::norms() const {
         n_rows_ * dim_ >= (size_t(1) << 20) ? std::min<size_t>(4, process_pool().size()) : 1;
     std::vector<uint64_t> bad(threads, 0);
     auto pass = [&](size_t begin, size_t end, size_t t) {
-      std::vector<float> buf(dtype_ == DType::kF32 || begin == end ? 0 : dim_);
+      std::vector<float> buf;
       for (size_t i = begin; i < end; ++i) {
-        const float* x;
-        if (dtype_ == DType::kF32) {
-          x = reinterpret_cast<const float*>(data_) + i * dim_;
-        } else {
-          row_f32(i, buf.data());
-          x = buf.data();
-        }
+        const float* x = row_as_f32(*this, i, buf);
         double sq = sum_of_squares(x, dim_);
         // Only a row whose sum is not finite can hold NaN / Inf (overflow alone is not one).
         if (!std::isfinite(sq))
@@ -165,15 +169,9 @@ void EmbeddingTable::row_norms(size_t begin, size_t end, float* out) const {
     std::fill(out, out + (end - begin), 0.0f);
     return;
   }
-  std::vector<float> buf(dtype_ == DType::kF32 ? 0 : dim_);
+  std::vector<float> buf;
   for (size_t i = begin; i < end; ++i) {
-    const float* x;
-    if (dtype_ == DType::kF32) {
-      x = reinterpret_cast<const float*>(data_) + i * dim_;
-    } else {
-      row_f32(i, buf.data());
-      x = buf.data();
-    }
+    const float* x = row_as_f32(*this, i, buf);
     out[i - begin] = float(std::sqrt(sum_of_squares(x, dim_)));  // as norms() does
   }
 }
