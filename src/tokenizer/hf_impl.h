@@ -17,6 +17,15 @@ namespace embedscope::hf {
 
 using nlohmann::json;
 
+// Largest vocabulary we accept (the largest real ones are ~260k entries).
+inline constexpr size_t kMaxVocab = size_t(1) << 24;
+
+struct StrHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using TokenMap = std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>>;
+
 // Error context: the file name, for messages "<file>: <json path> <value> ...".
 struct Ctx {
   std::string file;
@@ -30,6 +39,13 @@ struct Ctx {
   std::string str(const json& obj, const std::string& path, const char* key) const;
   bool flag(const json& obj, const std::string& path, const char* key, bool dflt) const;
 };
+
+struct Vocab;
+// model.vocab as [[piece, score], ...] (Unigram, SentencePiece BPE; `model` names it in errors):
+// every piece non-empty, at most 1024 bytes and not repeated, every score finite. Fills
+// vocab.tokens / present and ids (piece -> id), and returns the scores in id order.
+std::vector<double> read_scored_vocab(const Ctx& c, const json& j, const char* model, Vocab& vocab,
+                                      TokenMap& ids);
 
 // Text with, for each byte, the range of the caller's bytes it came from (what offsets use).
 struct Piece {

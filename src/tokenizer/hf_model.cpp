@@ -11,16 +11,9 @@ namespace embedscope::hf {
 
 namespace {
 
-// Largest vocabulary / merge list we accept (the largest real ones are ~260k / ~520k).
-constexpr size_t kMaxVocab = size_t(1) << 24;
+// Largest merge list we accept (the largest real ones are ~520k; kMaxVocab in hf_impl.h).
 constexpr size_t kMaxMerges = size_t(1) << 24;
 constexpr size_t kIdSlack = 65536;
-
-struct StrHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using TokenMap = std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>>;
 
 std::optional<TokenId> find(const TokenMap& m, std::string_view s) {
   auto it = m.find(s);

@@ -23,30 +23,16 @@ namespace embedscope::hf {
 
 namespace {
 
-constexpr size_t kMaxVocab = size_t(1) << 24;
-constexpr size_t kMaxPieceBytes = 1024;
-
-struct StrHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 class SpmBpe final : public Model {
  public:
   SpmBpe(const Ctx& c, const json& j, Vocab& vocab) {
-    const json& v = c.get(j, "model", "vocab");
-    if (!v.is_array())
-      c.corrupt("model.vocab", "is " + std::string(v.type_name()) +
-                                   ", expected an array of [piece, score] (SentencePieceBPE)");
-    if (v.empty()) c.corrupt("model.vocab", "is empty");
-    if (v.size() > kMaxVocab)
-      c.corrupt("model.vocab", "has " + std::to_string(v.size()) +
-                                   " entries, more than the limit " + std::to_string(kMaxVocab));
-    std::vector<int64_t> types(v.size(), 1);
+    const std::vector<double> scores = read_scored_vocab(c, j, "SentencePieceBPE", vocab, ids_);
+    const size_t n = scores.size();
+    std::vector<int64_t> types(n, 1);
     if (auto t = j.find("types"); t != j.end() && !t->is_null()) {
-      if (!t->is_array() || t->size() != v.size())
-        c.corrupt("model.types", "is not an array of " + std::to_string(v.size()) + " types");
-      for (size_t i = 0; i < v.size(); ++i) {
+      if (!t->is_array() || t->size() != n)
+        c.corrupt("model.types", "is not an array of " + std::to_string(n) + " types");
+      for (size_t i = 0; i < n; ++i) {
         const json& e = (*t)[i];
         if (!e.is_number_integer() || e.get<int64_t>() < 1 || e.get<int64_t>() > 6)
           c.corrupt("model.types[" + std::to_string(i) + "]",
@@ -54,36 +40,18 @@ class SpmBpe final : public Model {
         types[i] = e.get<int64_t>();
       }
     }
-    vocab.tokens.assign(v.size(), "");
-    vocab.present.assign(v.size(), 1);
-    scores_.reserve(v.size());
-    mergeable_.assign(v.size(), 0);
-    ids_.reserve(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      const json& e = v[i];
-      const std::string path = "model.vocab[" + std::to_string(i) + "]";
-      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
-        c.corrupt(path, e.dump().substr(0, 80) + " is not [piece, score]");
-      std::string piece = e[0].get<std::string>();
-      const double score = e[1].get<double>();
-      if (!std::isfinite(score)) c.corrupt(path, "score " + e[1].dump() + " is not finite");
-      if (piece.empty()) c.corrupt(path, "piece is empty");
-      if (piece.size() > kMaxPieceBytes)
-        c.corrupt(path, "piece has " + std::to_string(piece.size()) + " bytes, more than " +
-                            std::to_string(kMaxPieceBytes));
-      if (auto d = ids_.find(piece); d != ids_.end())
-        c.corrupt(path,
-                  json(piece).dump() + " repeats model.vocab[" + std::to_string(d->second) + "]");
+    scores_.assign(scores.begin(), scores.end());
+    mergeable_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
       const int64_t type = types[i];
       mergeable_[i] = type == 1 || type == 4 || type == 5;
       if (type == 6) {
-        int byte = byte_piece(piece);
-        if (byte < 0) c.corrupt(path, json(piece).dump() + " has type BYTE (6) but is not <0xXX>");
+        const int byte = byte_piece(vocab.tokens[i]);
+        if (byte < 0)
+          c.corrupt("model.vocab[" + std::to_string(i) + "]",
+                    json(vocab.tokens[i]).dump() + " has type BYTE (6) but is not <0xXX>");
         byte_ids_[size_t(byte)] = TokenId(i);
       }
-      ids_.emplace(piece, TokenId(i));
-      vocab.tokens[i] = std::move(piece);
-      scores_.push_back(float(score));
     }
     // Files without types (tokenizer.json-style) still fall back to <0xXX> pieces.
     for (size_t b = 0; b < 256; ++b) {
@@ -94,9 +62,9 @@ class SpmBpe final : public Model {
     }
     const json* unk = j.contains("unk_id") ? &j["unk_id"] : nullptr;
     if (!unk || !unk->is_number_integer() || unk->get<int64_t>() < 0 ||
-        uint64_t(unk->get<int64_t>()) >= v.size())
+        uint64_t(unk->get<int64_t>()) >= n)
       c.corrupt("model.unk_id", (unk ? unk->dump() : std::string("nothing")) +
-                                    " is not an id in [0, " + std::to_string(v.size()) + ")");
+                                    " is not an id in [0, " + std::to_string(n) + ")");
     unk_id_ = TokenId(unk->get<int64_t>());
     byte_fallback_ = c.flag(j, "model", "byte_fallback", false);
   }
@@ -207,7 +175,7 @@ class SpmBpe final : public Model {
     return true;
   }
 
-  std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>> ids_;
+  TokenMap ids_;
   std::vector<float> scores_;
   std::vector<uint8_t> mergeable_;
   std::array<TokenId, 256> byte_ids_ = make_no_bytes();

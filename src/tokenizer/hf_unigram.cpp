@@ -23,52 +23,19 @@ namespace embedscope::hf {
 
 namespace {
 
-constexpr size_t kMaxVocab = size_t(1) << 24;
 constexpr size_t kMaxPieceBytes = 1024;  // longer pieces are taken for a corrupt file
 constexpr double kUnkPenalty = 10.0;
-
-struct StrHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 class Unigram final : public Model {
  public:
   Unigram(const Ctx& c, const json& j, Vocab& vocab) {
-    const json& v = c.get(j, "model", "vocab");
-    if (!v.is_array())
-      c.corrupt("model.vocab", "is " + std::string(v.type_name()) +
-                                   ", expected an array of [piece, score] (Unigram)");
-    if (v.empty()) c.corrupt("model.vocab", "is empty");
-    if (v.size() > kMaxVocab)
-      c.corrupt("model.vocab", "has " + std::to_string(v.size()) +
-                                   " entries, more than the limit " + std::to_string(kMaxVocab));
-    vocab.tokens.assign(v.size(), "");
-    vocab.present.assign(v.size(), 1);
-    scores_.reserve(v.size());
-    ids_.reserve(v.size());
+    scores_ = read_scored_vocab(c, j, "Unigram", vocab, ids_);
     double min_score = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < v.size(); ++i) {
-      const json& e = v[i];
-      const std::string path = "model.vocab[" + std::to_string(i) + "]";
-      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
-        c.corrupt(path, e.dump().substr(0, 80) + " is not [piece, score]");
-      std::string piece = e[0].get<std::string>();
-      double score = e[1].get<double>();
-      if (!std::isfinite(score)) c.corrupt(path, "score " + e[1].dump() + " is not finite");
-      if (piece.empty()) c.corrupt(path, "piece is empty");
-      if (piece.size() > kMaxPieceBytes)
-        c.corrupt(path, "piece has " + std::to_string(piece.size()) + " bytes, more than " +
-                            std::to_string(kMaxPieceBytes));
-      if (auto d = ids_.find(piece); d != ids_.end())
-        c.corrupt(path,
-                  json(piece).dump() + " repeats model.vocab[" + std::to_string(d->second) + "]");
+    for (size_t i = 0; i < vocab.tokens.size(); ++i) {
+      const std::string& piece = vocab.tokens[i];
       max_piece_ = std::max(max_piece_, piece.size());
       for (size_t k = 1; k < piece.size(); ++k) prefixes_.emplace(piece.substr(0, k));
-      ids_.emplace(piece, TokenId(i));
-      vocab.tokens[i] = std::move(piece);
-      scores_.push_back(score);
-      min_score = std::min(min_score, score);
+      min_score = std::min(min_score, scores_[i]);
     }
     unk_score_ = min_score - kUnkPenalty;
     const json* unk = j.contains("unk_id") ? &j["unk_id"] : nullptr;
@@ -76,9 +43,9 @@ class Unigram final : public Model {
       c.unsupported("model.unk_id", unk ? *unk : json(nullptr),
                     "an id (HF fails to encode a character no piece covers without one)");
     if (!unk->is_number_integer() || unk->get<int64_t>() < 0 ||
-        uint64_t(unk->get<int64_t>()) >= v.size())
+        uint64_t(unk->get<int64_t>()) >= vocab.tokens.size())
       c.corrupt("model.unk_id",
-                unk->dump() + " is not an id in [0, " + std::to_string(v.size()) + ")");
+                unk->dump() + " is not an id in [0, " + std::to_string(vocab.tokens.size()) + ")");
     unk_id_ = TokenId(unk->get<int64_t>());
     byte_fallback_ = c.flag(j, "model", "byte_fallback", false);
   }
@@ -172,7 +139,7 @@ class Unigram final : public Model {
     return true;
   }
 
-  std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>> ids_;
+  TokenMap ids_;
   std::unordered_set<std::string, StrHash, std::equal_to<>> prefixes_;  // proper prefixes
   std::vector<double> scores_;
   double unk_score_ = 0;
@@ -182,6 +149,43 @@ class Unigram final : public Model {
 };
 
 }  // namespace
+
+std::vector<double> read_scored_vocab(const Ctx& c, const json& j, const char* model, Vocab& vocab,
+                                      TokenMap& ids) {
+  const json& v = c.get(j, "model", "vocab");
+  if (!v.is_array())
+    c.corrupt("model.vocab", "is " + std::string(v.type_name()) +
+                                 ", expected an array of [piece, score] (" + model + ")");
+  if (v.empty()) c.corrupt("model.vocab", "is empty");
+  if (v.size() > kMaxVocab)
+    c.corrupt("model.vocab", "has " + std::to_string(v.size()) + " entries, more than the limit " +
+                                 std::to_string(kMaxVocab));
+  vocab.tokens.assign(v.size(), "");
+  vocab.present.assign(v.size(), 1);
+  std::vector<double> scores;
+  scores.reserve(v.size());
+  ids.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    const std::string path = "model.vocab[" + std::to_string(i) + "]";
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+      c.corrupt(path, e.dump().substr(0, 80) + " is not [piece, score]");
+    std::string piece = e[0].get<std::string>();
+    const double score = e[1].get<double>();
+    if (!std::isfinite(score)) c.corrupt(path, "score " + e[1].dump() + " is not finite");
+    if (piece.empty()) c.corrupt(path, "piece is empty");
+    if (piece.size() > kMaxPieceBytes)
+      c.corrupt(path, "piece has " + std::to_string(piece.size()) + " bytes, more than " +
+                          std::to_string(kMaxPieceBytes));
+    if (auto d = ids.find(piece); d != ids.end())
+      c.corrupt(path,
+                json(piece).dump() + " repeats model.vocab[" + std::to_string(d->second) + "]");
+    ids.emplace(piece, TokenId(i));
+    vocab.tokens[i] = std::move(piece);
+    scores.push_back(score);
+  }
+  return scores;
+}
 
 std::unique_ptr<Model> make_unigram(const Ctx& c, const json& j, Vocab& vocab) {
   return std::make_unique<Unigram>(c, j, vocab);
