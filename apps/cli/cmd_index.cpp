@@ -21,7 +21,9 @@ int run_build(Opts o) {
                 "index build takes one model (FILE or --model), got extra '" + o.f.args[0] + "'");
   double t0 = now_ms();
   o.b.n_threads = o.f.threads;
-  api::IndexBuildResult r = api::build_index(load_model_ref(ref), o.b);
+  Model m = load_model_or_default(ref, {}, stderr_progress());
+  end_stderr_progress(true);  // the default model's first-use training line, if any
+  api::IndexBuildResult r = api::build_index(std::move(m), o.b);
   json j = api::to_json(r);
   j["total_ms"] = now_ms() - t0;
   o.f.json ? print_json(j) : print_text(api::to_text(r));

@@ -18,7 +18,8 @@ int run(Opts& o) {
   mo.matrix = o.r.matrix == "output" ? MatrixKind::kOutput : MatrixKind::kInput;
   mo.tensor = o.tensor;
   double t0 = now_ms();
-  Model m = load_model_ref(!o.model.empty() ? o.model : o.file, mo);
+  Model m = load_model_or_default(!o.model.empty() ? o.model : o.file, mo, stderr_progress());
+  end_stderr_progress(true);  // the default model's first-use training line, if any
   o.r.load_ms = now_ms() - t0;
   return print(o.json, api::model_info(m, o.r));
 }

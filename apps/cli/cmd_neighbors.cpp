@@ -1,12 +1,8 @@
 // embedscope neighbors: top-k nearest rows of a word, row id, vector or expression.
-#include <functional>
 #include <limits>
 
 #include "common.h"
-#include "embedscope/dist/launch.h"
-#if ES_HAVE_MPI
-#include "embedscope/dist/mpi_job.h"
-#endif
+#include "embedscope/dist/job.h"
 
 namespace embedscope::cli {
 namespace {
@@ -53,21 +49,9 @@ int run_batch(const ModelHandle& h, Opts& o) {
                 "--batch takes its queries from the file; give no other query");
   o.r.queries = api::read_batch_queries(o.batch);
   o.r.force_batch = true;
-  if (dist::launched_process_count() <= 1) return print_batch(h, o, api::neighbors(h, o.r));
-#if ES_HAVE_MPI
-  // Each process searches its share of the rows; rank 0 merges and prints.
-  dist::MpiJob mpi;
-  o.r.batch_search = std::bind_front(&dist::sharded_search_batch, std::ref(mpi));
-  return dist::run_rank(
-      mpi,
-      [&] {
-        api::NeighborsResult res = api::neighbors(h, o.r);
-        return mpi.rank() == 0 ? print_batch(h, o, res) : kExitOk;
-      },
-      [](const std::exception& e) { return exit_code_for(e); });
-#else
-  throw Error(ErrorCode::kUnsupported, dist::mpi_missing_message());
-#endif
+  // Under mpirun each process searches its share of the rows; rank 0 merges and prints.
+  std::optional<api::NeighborsResult> res = dist::neighbors(h, o.r);
+  return res ? print_batch(h, o, *res) : kExitOk;
 }
 
 int run(Opts& o) {

@@ -18,8 +18,9 @@ int run(Opts& o) {
   if (o.out.empty() && !o.json)
     throw Error(ErrorCode::kInvalidArgument, "project: give -o FILE.npy, --json, or both");
   ModelHandlePtr h = open_handle(o.model, "auto", o.threads);
-  api::ProjectionResult res = api::project(*h, o.r, progress_printer(o.quiet), !o.no_cache);
-  if (!res.from_cache) end_progress(o.quiet);
+  api::ProjectionResult res =
+      api::project(*h, o.r, o.quiet ? nullptr : stderr_progress(), !o.no_cache);
+  if (!res.from_cache && !o.quiet) end_stderr_progress();
   const Projection& p = res.projection;
   if (!o.out.empty()) save_npy(o.out, EmbeddingTable::from_f32(p.n_rows, p.dims, p.coords));
   o.json ? print_json(api::to_json(res), false) : print_text(api::to_text(res, o.out));

@@ -45,8 +45,7 @@ int run_decode(DecodeOpts& o) {
 
 void run_decode_flags(CLI::App& app, DecodeOpts& o) {
   app.add_option("IDS", o.ids, "token ids, comma- or space-separated")->required();
-  app.add_option("--model", o.model,
-                 "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+  add_tokenizer_flag(app, o.model);
   app.add_flag("--bytes", o.bytes,
                "write the exact bytes (no U+FFFD for partial characters, no newline)");
   add_json_flag(app, o.json, "print {\"ids\", \"text\", \"pieces\", \"bytes\"}");
@@ -57,8 +56,7 @@ Cmd<DecodeOpts> reg_decode("decode", run_decode_flags, run_decode);
 void flags(CLI::App& app, Opts& o) {
   app.add_option("TEXT", o.text, "text to tokenize");
   app.add_option("--file", o.file, "read the text from a file instead");
-  app.add_option("--model", o.model,
-                 "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+  add_tokenizer_flag(app, o.model);
   app.add_flag("--allow-special", o.allow_special,
                "match special tokens such as <|endoftext|> (default: plain text)");
   app.add_flag("--json", o.json, "print {\"ids\": [...], \"pieces\": [...], \"offsets\": [...]}");

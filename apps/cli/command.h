@@ -5,8 +5,8 @@
 //
 //   Cmd<Opts> reg("stats", [](CLI::App& app, Opts& o) { bind(app, o.s); }, run);
 //
-// main() prints an embedscope::Error as one line `error: <message>` (+ a hint) and maps it to
-// the exit code below.
+// main() prints an embedscope::Error as one line `error: <message>` (+ a hint) and exits with
+// its exit_code() (core/error.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "embedscope/core/error.h"
 
 namespace embedscope::cli {
 
@@ -42,19 +44,6 @@ struct Cmd : Command {
           bind(app, *o);
           return [o, run] { return run(*o); };
         }) {}
-};
-
-// Exit codes (documented in `embedscope --help`): 2 bad flags or arguments, 3 file, tensor,
-// word or model not found, 4 a file violates its format, 7 id out of range.
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitInternal = 1,
-  kExitUsage = 2,
-  kExitNotFound = 3,
-  kExitCorrupt = 4,
-  kExitUnsupported = 5,
-  kExitIo = 6,
-  kExitOutOfRange = 7,
 };
 
 }  // namespace embedscope::cli

@@ -1,14 +1,12 @@
 #include "common.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "embedscope/core/thread_pool.h"
-#include "embedscope/train/default_model.h"
 
 namespace embedscope::cli {
 
@@ -73,6 +71,12 @@ CLI::Option* add_json_flag(CLI::App& app, bool& on, const std::string& help) {
   return app.add_flag("--json", on, help.empty() ? "machine-readable output" : help);
 }
 
+CLI::Option* add_tokenizer_flag(CLI::App& app, std::string& ref) {
+  return app.add_option(
+      "--model", ref,
+      "tokenizer: model folder, tokenizer.json or .gguf (default: GPT-2 from setup)");
+}
+
 void print_json(const json& j, bool pretty) {
   std::cout << j.dump(pretty ? 2 : -1, ' ', false, json::error_handler_t::replace) << "\n";
 }
@@ -84,50 +88,14 @@ double now_ms() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
-namespace {
-void progress_line(const ProgressInfo& p) {
-  std::fprintf(stderr, ::isatty(2) ? "\r%s\033[K" : "%s\n", format_progress(p).c_str());
-}
-}  // namespace
-
-ProgressFn progress_printer(bool quiet) {
-  if (quiet) return nullptr;
-  return [tty = ::isatty(2) != 0](const ProgressInfo& p) {
-    if (tty) return (void)std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
-    json j = {{"event", "progress"}, {"stage", p.what},
-              {"done", p.done},      {"total", p.total},
-              {"unit", p.unit},      {"rate", p.rate},
-              {"extra", p.extra},    {"eta_seconds", p.eta_seconds}};
-    std::fprintf(stderr, "%s\n", j.dump().c_str());
-  };
-}
-
-void end_progress(bool quiet) {
-  if (!quiet && ::isatty(2)) std::fprintf(stderr, "\n");
-}
-
 ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer, size_t threads) {
   if (threads) set_process_threads(threads);
   HandleOptions options;
   options.tokenizer = tokenizer;
-  options.progress = progress_line;
+  options.progress = stderr_progress();
   ModelHandlePtr h = ModelHandle::open(ref, options);
-  if (ref.empty() && ::isatty(2)) std::fprintf(stderr, "\r\033[K");
+  end_stderr_progress(true);
   return h;
-}
-
-Model load_model_ref(const std::string& ref, const ModelOptions& options) {
-  if (!ref.empty()) return load_model(ref, options);
-  std::string path = ensure_default_model(progress_line);
-  if (::isatty(2)) std::fprintf(stderr, "\r\033[K");
-  Model m = load_model(path, options);
-  m.ref = "default";
-  return m;
-}
-
-int exit_code_for(const std::exception& e) {
-  const auto* err = dynamic_cast<const Error*>(&e);
-  return err ? exit_code_for(err->code()) : 1;
 }
 
 CLI::Option* add_search_flags(CLI::App& app, SearchFlags& f, const std::string& args_help) {

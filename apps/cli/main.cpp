@@ -1,8 +1,5 @@
 // embedscope: the command-line front end. Every subcommand is a thin file cmd_*.cpp.
-#include <unistd.h>
-
 #include <cstdio>
-#include <iostream>
 
 #include "command.h"
 #include "common.h"
@@ -15,30 +12,6 @@ std::vector<CommandSpec>& registry() {
   static std::vector<CommandSpec> r;
   return r;
 }
-
-// The exit code of an error (declared in common.h: the MPI paths end a job with it).
-int exit_code_for(ErrorCode c) {
-  // Indexed by ErrorCode, in core/error.h's order.
-  static constexpr int kByCode[] = {kExitUsage,   kExitNotFound,    kExitOutOfRange,
-                                    kExitCorrupt, kExitUnsupported, kExitIo};
-  static_assert(std::size(kByCode) == size_t(ErrorCode::kIo) + 1);
-  return size_t(c) < std::size(kByCode) ? kByCode[size_t(c)] : kExitInternal;
-}
-
-namespace {
-
-const char* hint_for(ErrorCode c) {
-  switch (c) {
-    case ErrorCode::kCorrupt:
-      return "the file is damaged or not in the format it appears to be; `embedscope info FILE` "
-             "shows what was detected";
-    case ErrorCode::kUnsupported:
-      return "see docs/formats.md for what each reader supports";
-    default:
-      return nullptr;
-  }
-}
-}  // namespace
 
 int main_impl(int argc, char** argv) {
   set_log_sink([](LogLevel level, const std::string& m) {
@@ -66,8 +39,9 @@ int main_impl(int argc, char** argv) {
       if (sub->parsed()) return run();
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    if (const char* h = hint_for(e.code())) std::fprintf(stderr, "hint: %s\n", h);
-    return exit_code_for(e.code());
+    if (auto h = api::error_hint(e.code()); !h.empty())
+      std::fprintf(stderr, "hint: %.*s\n", int(h.size()), h.data());
+    return exit_code(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "error: out of memory\n");
     return kExitInternal;

@@ -166,13 +166,18 @@ ModelHandle::ModelHandle(Model model, HandleOptions options, bool is_default)
   }
 }
 
+Model load_model_or_default(const std::string& ref, const ModelOptions& options,
+                            const ProgressFn& progress) {
+  if (!ref.empty()) return load_model(ref, options);
+  Model m = load_model(ensure_default_model(progress), options);
+  m.ref = "default";
+  return m;
+}
+
 std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref,
                                                const HandleOptions& options) {
-  if (!ref.empty()) return from_model(load_model(ref, options.model), options, false);
-  std::string path = ensure_default_model(options.progress);
-  Model m = load_model(path, options.model);
-  m.ref = "default";
-  return from_model(std::move(m), options, true);
+  return from_model(load_model_or_default(ref, options.model, options.progress), options,
+                    ref.empty());
 }
 
 std::shared_ptr<ModelHandle> ModelHandle::open(const std::string& ref) {

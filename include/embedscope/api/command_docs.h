@@ -6,6 +6,8 @@
 
 #include <string_view>
 
+#include "embedscope/core/error.h"
+
 namespace embedscope::api {
 
 struct CommandDoc {
@@ -167,6 +169,15 @@ inline constexpr CommandDoc kCommandDocs[] = {
      "Options: see `embedscope serve --help` (handled by embedscope-serve)."},
 };
 // clang-format on
+
+// The line a front end adds under an error of this code ("" for none): where to look next.
+constexpr std::string_view error_hint(ErrorCode c) {
+  if (c == ErrorCode::kCorrupt)
+    return "the file is damaged or not in the format it appears to be; `embedscope info FILE` "
+           "shows what was detected";
+  if (c == ErrorCode::kUnsupported) return "see docs/formats.md for what each reader supports";
+  return "";
+}
 
 // The entry named `name`, or nullptr.
 constexpr const CommandDoc* command_doc(std::string_view name) {

@@ -241,6 +241,9 @@ void describe(V&& v, TrainRequest& r) {
     "MPI: sync only the --sync-rows hottest rows between epoch ends (no wider syncs of every "
     "8th, 64th... sync)",
     {.negate = true});
+  v("--mpi-sync", r.mpi_sync,
+    "MPI: sum (each row = last sync + every rank's change) or average (pWord2Vec)",
+    {.choices = "sum|average", .show_default = true});
 }
 
 }  // namespace embedscope::api

@@ -10,7 +10,7 @@
 // Error(kNotFound) for a tokenizer reference that names nothing, what train_word2vec and
 // save_word2vec throw. The output folder is checked for writability before training.
 //
-// Jobs: alone, or one rank of an MPI job (dist/mpi_job.h fills TrainJob): every rank trains,
+// Jobs: alone, or one rank of an MPI job (dist::train in dist/job.h fills TrainJob): every rank trains,
 // rank 0 alone writes the output and the checkpoints; train() returns nullopt on other ranks.
 //
 //   api::TrainRequest r;
@@ -40,6 +40,7 @@ struct TrainRequest {
   std::string format;             // safetensors, word2vec, word2vec-bin; "" = from out's name
   std::string tokenizer;          // "" = words; gpt2, a tokenizer folder or a tokenizer.json
   std::string checkpoint;         // "" = out + ".ckpt"
+  std::string mpi_sync = "sum";   // under mpirun: dist::SyncPolicy "sum" or "average"
 };
 
 // The process's place in its job: defaults are one process alone.

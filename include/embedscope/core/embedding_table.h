@@ -41,9 +41,10 @@ inline constexpr size_t kMaxTableRows = size_t(INT32_MAX);
 // Throws Error(kCorrupt) "WHERE: rows of DIM values exceed the limit of ..." (or the row count).
 void check_table_shape(const std::string& where, uint64_t rows, uint64_t dim);
 
-// Sum of squares of x[0..n): 8 float lanes over blocks of 64 elements (the compiler vectorises
-// them), each block folded into a double, so it is as accurate as a double accumulation for any
-// realistic row width while reading at memory speed. The one row-norm kernel: norms() and the
+// Sum of squares of x[0..n): 16 float lanes (four 4-wide vectors) over blocks of 64 elements,
+// each block folded into a double, so it is as accurate as a double accumulation for any
+// realistic row width while reading at memory speed. A fixed order: the same x gives the same
+// bits on every run and thread. The one row-norm kernel: norms() and the
 // CLI's norm statistics both use it.
 double sum_of_squares(const float* x, size_t n);
 

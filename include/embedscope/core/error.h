@@ -40,6 +40,21 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
+// The exit status of an embedscope process (the CLI; an mpirun job a rank ends on its
+// failure), documented in `embedscope --help`: one per ErrorCode, 1 for anything else.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitUsage = 2,        // kInvalidArgument, and bad flags
+  kExitNotFound = 3,     // kNotFound
+  kExitCorrupt = 4,      // kCorrupt
+  kExitUnsupported = 5,  // kUnsupported
+  kExitIo = 6,           // kIo
+  kExitOutOfRange = 7,   // kOutOfRange
+};
+int exit_code(ErrorCode code);
+int exit_code(const std::exception& e);  // an Error's code, else kExitInternal
+
 [[noreturn]] void check_failed(const char* expr, const char* file, int line, const char* msg);
 
 }  // namespace embedscope

@@ -24,4 +24,12 @@ using ProgressFn = std::function<void(const ProgressInfo&)>;
 // Formats "training 45.2% 1.23M/2.7M words 512k words/s ETA 0:03 loss 2.31".
 std::string format_progress(const ProgressInfo& p);
 
+// The command-line progress printer: on a terminal (stderr), one line redrawn in place with
+// format_progress(); otherwise one JSON line per report for scripts: {"event": "progress",
+// stage, done, total, unit, rate, extra, eta_seconds}. Writes to stderr.
+ProgressFn stderr_progress();
+// After the last report: on a terminal, ends the redrawn line (a newline), or with `clear`
+// erases it; nothing otherwise.
+void end_stderr_progress(bool clear = false);
+
 }  // namespace embedscope

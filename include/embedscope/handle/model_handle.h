@@ -88,6 +88,12 @@ struct TokenizerPlan {
 };
 TokenizerPlan plan_tokenizer(const Model& model, std::string_view choice = "auto");
 
+// Loads `ref` as load_model() does, or for "" the embedded default model (trained on first use,
+// reporting to `progress`; its Model::ref is "default"). What ModelHandle::open() loads; for
+// front ends that need the Model itself (info, index build).
+Model load_model_or_default(const std::string& ref, const ModelOptions& options = {},
+                            const ProgressFn& progress = nullptr);
+
 struct HandleOptions {
   ModelOptions model;              // matrix (input/output), explicit tensor, strict UTF-8
   std::string tokenizer = "auto";  // see choose_tokenizer()
