@@ -71,7 +71,6 @@ ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer 
                            size_t threads = 0);
 double now_ms();
 
-
 // A search command's own flags (neighbors, analogy, similarity, rank, doesnt-match, index):
 // the positionals "[FILE] words...", --model, --threads, --json.
 struct SearchFlags {

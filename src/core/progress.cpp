@@ -45,8 +45,9 @@ std::string format_progress(const ProgressInfo& p) {
 ProgressFn stderr_progress() {
   return [tty = ::isatty(2) != 0](const ProgressInfo& p) {
     if (tty) return (void)std::fprintf(stderr, "\r%s\033[K", format_progress(p).c_str());
-    nlohmann::json j = {{"event", "progress"}, {"stage", p.what},   {"done", p.done},
-                        {"total", p.total},    {"unit", p.unit},    {"rate", p.rate},
+    nlohmann::json j = {{"event", "progress"}, {"stage", p.what},
+                        {"done", p.done},      {"total", p.total},
+                        {"unit", p.unit},      {"rate", p.rate},
                         {"extra", p.extra},    {"eta_seconds", p.eta_seconds}};
     std::fprintf(stderr, "%s\n", j.dump().c_str());
   };

@@ -10,8 +10,9 @@
 // Error(kNotFound) for a tokenizer reference that names nothing, what train_word2vec and
 // save_word2vec throw. The output folder is checked for writability before training.
 //
-// Jobs: alone, or one rank of an MPI job (dist::train in dist/job.h fills TrainJob): every rank trains,
-// rank 0 alone writes the output and the checkpoints; train() returns nullopt on other ranks.
+// Jobs: alone, or one rank of an MPI job (dist::train in dist/job.h fills TrainJob): every rank
+// trains, rank 0 alone writes the output and the checkpoints; train() returns nullopt on other
+// ranks.
 //
 //   api::TrainRequest r;
 //   r.corpus = {"corpus.txt"};

@@ -9,8 +9,8 @@
 //   if (s) print(*s);                                             // rank 0 (or alone)
 //
 // A rank whose work throws prints "error: rank R of N (host H) failed: ..." and ends every
-// process of the job with exit_code(e) (core/error.h; MPI_Abort): the other ranks would otherwise wait in a
-// collective forever. Alone, errors propagate as exceptions.
+// process of the job with exit_code(e) (core/error.h; MPI_Abort): the other ranks would otherwise
+// wait in a collective forever. Alone, errors propagate as exceptions.
 #pragma once
 
 #include <optional>
@@ -26,8 +26,7 @@ namespace embedscope::dist {
 // W2vCollective whose policy is r.mpi_sync, "sum" or "average" (SyncPolicy; anything else is
 // Error(kInvalidArgument)); rank 0 alone writes the output and returns the summary (with the
 // collective's "sync" report), the other ranks return nullopt.
-std::optional<api::TrainSummary> train(const api::TrainRequest& r, ProgressFn progress,
-                                       const ExitCodeFn& exit_code);
+std::optional<api::TrainSummary> train(const api::TrainRequest& r, ProgressFn progress = nullptr);
 
 // api::neighbors() for a batch request. Under MPI each rank scans its share of the rows and
 // rank 0 merges the answers (sharded_search_batch): the result on rank 0, nullopt elsewhere.
