@@ -462,7 +462,7 @@ TEST(SentencePieceModel, TrainedUnigramModelMatchesItsTokenizerJsonAndSentencePi
 // SentencePiece (characters, longest match), the tokenizer.json follows Hugging Face (HfParity
 // above); those strings are counted and shown here.
 TEST(SentencePieceModel, NfkcModelAndItsGgufT5MatchSentencePiece) {
-  const std::string dir = unigram_dir();
+  const std::string& dir = unigram_dir();
   test::CommandResult w = test::run(
       "/usr/bin/python3 " +
       test::shell_quote(std::string(ES_SOURCE_DIR) + "/tests/tokenizer/gguf_vocab_writer.py") +
@@ -547,7 +547,7 @@ TEST(SentencePieceModel, NfkcModelAndItsGgufT5MatchSentencePiece) {
 // .model gives SentencePiece's ids on the random strings and the hand-picked clusters, equal-score
 // ties aside, and folds case.
 TEST(SentencePieceModel, NfkcCaseFoldModelMatchesSentencePiece) {
-  const std::string dir = unigram_dir();
+  const std::string& dir = unigram_dir();
   std::unique_ptr<Tokenizer> model = load_sentencepiece_model(dir + "/cf.model");
   std::vector<double> score;
   {
