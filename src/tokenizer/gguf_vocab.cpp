@@ -402,6 +402,58 @@ std::unique_ptr<Tokenizer> llama(const GgufFile& g) {
   return hf::load_internal(j, path, "GGUF llama");
 }
 
+// "t5": SentencePiece Unigram (llama.cpp's llm_tokenizer_ugm) behind SentencePiece's normalizer
+// with the file's tokenizer.ggml.precompiled_charsmap (a UINT8 / INT8 array; absent: identity).
+// llama.cpp's defaults: add_space_prefix true, remove_extra_whitespaces false, EOS (id 1)
+// appended, no BOS, unknown id 2. llama.cpp squeezing spaces puts "▁" before every word, the first
+// included, whatever add_space_prefix says: SentencePiece's add_dummy_prefix with squeezing.
+std::unique_ptr<Tokenizer> t5(const GgufFile& g) {
+  Vocab v = read_vocab(g);
+  const size_t n = v.tokens.size();
+  const std::string& path = g.path();
+  auto unk = id_key(g, "tokenizer.ggml.unknown_token_id", n);
+  if (!unk && n > 2) unk = 2;
+  if (!unk) throw Error(ErrorCode::kCorrupt, path + ": no tokenizer.ggml.unknown_token_id");
+  std::optional<TokenId> eos_id = id_key(g, "tokenizer.ggml.eos_token_id", n);
+  if (!eos_id && n > 1) eos_id = 1;
+  auto bos =
+      bos_if(g, false, id_key(g, "tokenizer.ggml.bos_token_id", n), "tokenizer.ggml.add_bos_token");
+  auto eos = bos_if(g, true, eos_id, "tokenizer.ggml.add_eos_token");
+  const bool squeeze = g.get_bool("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
+  const bool prefix = g.get_bool("tokenizer.ggml.add_space_prefix").value_or(true) || squeeze;
+  const char* key = "tokenizer.ggml.precompiled_charsmap";
+  json norm = {{"type", "SentencePiece"},
+               {"charsmap_field", key},
+               {"add_dummy_prefix", prefix},
+               {"remove_extra_whitespaces", squeeze},
+               {"escape_whitespaces", true}};
+  if (const GgufKv* kv = g.find_kv(key)) {
+    if (kv->type != GgufValueType::kArray ||
+        (kv->array_type != GgufValueType::kUint8 && kv->array_type != GgufValueType::kInt8))
+      throw Error(ErrorCode::kCorrupt, path + ": " + key + " is not an ARRAY of UINT8 or INT8");
+    std::vector<int64_t> bytes = g.int_array(key);
+    std::vector<uint8_t> blob(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i) blob[i] = uint8_t(bytes[i] & 0xFF);
+    if (!blob.empty()) norm["precompiled_charsmap"] = json::binary(std::move(blob));
+  }
+  json vocab = json::array();
+  for (size_t i = 0; i < n; ++i) vocab.push_back(json::array({v.tokens[i], v.scores[i]}));
+  json j = base(v);
+  j["normalizer"] = std::move(norm);
+  j["pre_tokenizer"] = {{"type", "Metaspace"},
+                        {"replacement", "\xE2\x96\x81"},
+                        {"prepend_scheme", "never"},
+                        {"split", true}};
+  j["decoder"] = {{"type", "Metaspace"},
+                  {"replacement", "\xE2\x96\x81"},
+                  {"prepend_scheme", prefix ? "always" : "never"},
+                  {"split", true}};
+  j["post_processor"] = post_processor(v, bos, eos);
+  j["model"] = {
+      {"type", "Unigram"}, {"unk_id", *unk}, {"vocab", std::move(vocab)}, {"byte_fallback", false}};
+  return hf::load_internal(j, path, "GGUF t5");
+}
+
 // "bert": WordPiece. llama.cpp's converter spells word-initial pieces with a leading "▁" and
 // continuations bare ("##" dropped); bracketed tokens ([CLS], [unused0]) stay as they are.
 std::unique_ptr<Tokenizer> bert(const GgufFile& g) {
@@ -543,14 +595,9 @@ std::unique_ptr<Tokenizer> load_checked(const GgufFile& g) {
   }
   if (*model == "llama") return llama(g);
   if (*model == "bert") return bert(g);
-  if (*model == "t5")
-    throw Error(ErrorCode::kUnsupported,
-                path +
-                    ": tokenizer.ggml.model \"t5\" is not supported: its normalizer "
-                    "(tokenizer.ggml.precompiled_charsmap, SentencePiece's compiled character "
-                    "map) is not implemented");
+  if (*model == "t5") return t5(g);
   throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
-                                           "\" is not supported (gpt2, llama, bert)");
+                                           "\" is not supported (gpt2, llama, bert, t5)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "embedscope/core/error.h"
 #include "tokenizer/hf_impl.h"
+#include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/utf8.h"
 
 namespace embedscope::hf {
@@ -263,7 +264,9 @@ class Prepend final : public Normalizer {
   std::string s_;
 };
 
-// Replace: a literal string or a regex; each match becomes `content`, aligned to the match.
+// Replace: a literal string or a regex; each match becomes `content`, aligned as HF's
+// NormalizedString::replace aligns it: every character inserted after the match's characters are
+// removed, so it takes the range of the match's last byte (of the byte before an empty match).
 class Replace final : public Normalizer {
  public:
   Replace(std::string literal, std::unique_ptr<Regex> re, std::string content)
@@ -282,7 +285,12 @@ class Replace final : public Normalizer {
     size_t prev = 0;
     for (auto [b, e] : m) {
       if (b > prev) append_range(out, p, prev, b);
-      if (e > b) out.push(content_, p.a[b], p.b[e - 1]);
+      if (e > b)
+        out.push(content_, p.a[e - 1], p.b[e - 1]);
+      else if (b > 0)
+        out.push(content_, p.a[b - 1], p.b[b - 1]);
+      else if (!p.s.empty())
+        out.push(content_, p.a[0], p.a[0]);
       prev = e;
     }
     if (prev < p.s.size()) append_range(out, p, prev, p.s.size());
@@ -398,6 +406,29 @@ std::unique_ptr<Normalizer> make_normalizer(const Ctx& c, const json& j, const s
                                       c.flag(j, path, "handle_chinese_chars", true),
                                       c.flag(j, path, "strip_accents", lower), lower);
   }
+  if (type == "Precompiled") {
+    const std::string field = path + ".precompiled_charsmap";
+    const std::string blob =
+        base64_decode(c.str(j, path, "precompiled_charsmap"), c.file + ": " + field);
+    return make_hf_precompiled(CharsMap::read(blob, c.file + ": " + field));
+  }
+  // Internal (spm_model.cpp, gguf_vocab.cpp): SentencePiece's whole normalizer, the charsmap as
+  // JSON binary (absent: identity).
+  if (type == "SentencePiece" && c.internal) {
+    SpmNormalizerSpec spec;
+    if (auto it = j.find("precompiled_charsmap");
+        it != j.end() && it->is_binary() && !it->get_binary().empty()) {
+      const auto& bin = it->get_binary();
+      spec.map =
+          CharsMap::read(std::string_view(reinterpret_cast<const char*>(bin.data()), bin.size()),
+                         c.file + ": " + c.str(j, path, "charsmap_field"));
+    }
+    spec.add_dummy_prefix = c.flag(j, path, "add_dummy_prefix", true);
+    spec.remove_extra_whitespaces = c.flag(j, path, "remove_extra_whitespaces", true);
+    spec.escape_whitespaces = c.flag(j, path, "escape_whitespaces", true);
+    spec.treat_whitespace_as_suffix = c.flag(j, path, "treat_whitespace_as_suffix", false);
+    return make_spm_normalizer(std::move(spec));
+  }
   if (type == "Sequence") {
     const json& list = c.get(j, path, "normalizers");
     if (!list.is_array()) c.corrupt(path + ".normalizers", "is not an array");
@@ -409,7 +440,7 @@ std::unique_ptr<Normalizer> make_normalizer(const Ctx& c, const json& j, const s
   }
   c.unsupported(path + ".type", j["type"],
                 "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Prepend, Replace, "
-                "BertNormalizer, Sequence");
+                "BertNormalizer, Precompiled, Sequence");
 }
 
 }  // namespace embedscope::hf

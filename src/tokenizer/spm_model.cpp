@@ -4,7 +4,8 @@
 //   ModelProto      1 pieces (message, repeated)  2 trainer_spec  3 normalizer_spec
 //   SentencePiece   1 piece (string)  2 score (float, type 5)  3 type (varint: 1 NORMAL,
 //                   2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE)
-//   TrainerSpec     3 model_type (1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)  35 byte_fallback
+//   TrainerSpec     3 model_type (1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)
+//                   24 treat_whitespace_as_suffix  35 byte_fallback
 //   NormalizerSpec  1 name  2 precompiled_charsmap  3 add_dummy_prefix (default true)
 //                   4 remove_extra_whitespaces (default true)  5 escape_whitespaces (true)
 // Every other field is skipped by its wire type.
@@ -18,6 +19,7 @@
 #include "embedscope/tokenizer/bpe.h"
 #include "embedscope/tokenizer/sentencepiece.h"
 #include "tokenizer/hf_impl.h"
+#include "tokenizer/precompiled_charsmap.h"
 
 namespace embedscope {
 
@@ -120,9 +122,10 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
   Wire w(bytes, 0, name);
   std::vector<Piece> pieces;
   uint64_t model_type = 1;
-  bool byte_fallback = false, add_dummy_prefix = true, remove_extra_ws = true, escape_ws = true;
+  bool byte_fallback = false, add_dummy_prefix = true, remove_extra_ws = true, escape_ws = true,
+       ws_suffix = false;
   std::string norm_name;
-  bool charsmap = false;
+  std::string_view charsmap;
   while (!w.done()) {
     auto [field, wire] = w.key();
     if (field == 1) {
@@ -156,6 +159,8 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
           model_type = t.varint();
         else if (f == 35 && wt == 0)
           byte_fallback = t.varint() != 0;
+        else if (f == 24 && wt == 0)
+          ws_suffix = t.varint() != 0;
         else
           t.skip(wt);
       }
@@ -167,7 +172,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
         if (f == 1 && wt == 2)
           norm_name = std::string(n.bytes());
         else if (f == 2 && wt == 2)
-          charsmap = !n.bytes().empty();
+          charsmap = n.bytes();
         else if (f == 3 && wt == 0)
           add_dummy_prefix = n.varint() != 0;
         else if (f == 4 && wt == 0)
@@ -190,12 +195,20 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
     unsupported("trainer_spec.model_type " + std::to_string(model_type) +
                 " is not supported (1 = UNIGRAM, 2 = BPE)");
   const bool bpe = model_type == 2;
-  if (charsmap || (norm_name != "identity" && !norm_name.empty()))
+  if (charsmap.empty() && norm_name != "identity" && !norm_name.empty())
     unsupported("normalizer_spec.name \"" + norm_name +
-                "\" (a character map) is not supported (identity)");
-  if (remove_extra_ws)
-    unsupported("normalizer_spec.remove_extra_whitespaces true is not supported (false)");
+                "\" without a precompiled_charsmap is not supported (identity, or a map)");
   if (!escape_ws) unsupported("normalizer_spec.escape_whitespaces false is not supported (true)");
+  // SentencePiece's own normalizer (precompiled_charsmap.h): the map, then the whitespace flags.
+  json norm = {{"type", "SentencePiece"},
+               {"charsmap_field", "normalizer_spec.precompiled_charsmap"},
+               {"add_dummy_prefix", add_dummy_prefix},
+               {"remove_extra_whitespaces", remove_extra_ws},
+               {"escape_whitespaces", escape_ws},
+               {"treat_whitespace_as_suffix", ws_suffix}};
+  if (!charsmap.empty())
+    norm["precompiled_charsmap"] =
+        json::binary(std::vector<uint8_t>(charsmap.begin(), charsmap.end()));
 
   json vocab = json::array(), added = json::array(), types = json::array();
   std::unordered_map<std::string, size_t> seen;
@@ -227,11 +240,10 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
   }
   if (!unk) throw Error(ErrorCode::kCorrupt, name + ": no piece of type UNKNOWN (2)");
   const std::string scheme = add_dummy_prefix ? "always" : "never";
-  const json meta = {{"type", "Metaspace"},
-                     {"replacement", "\xE2\x96\x81"},
-                     {"prepend_scheme", scheme},
-                     {"split", true}};
-  json decoder = meta;
+  json decoder = {{"type", "Metaspace"},
+                  {"replacement", "\xE2\x96\x81"},
+                  {"prepend_scheme", scheme},
+                  {"split", true}};
   if (byte_fallback) {
     decoder = {{"type", "Sequence"},
                {"decoders",
@@ -246,8 +258,8 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
             {"truncation", nullptr},
             {"padding", nullptr},
             {"added_tokens", added},
-            {"normalizer", nullptr},
-            {"pre_tokenizer", meta},
+            {"normalizer", norm},
+            {"pre_tokenizer", nullptr},
             {"post_processor", nullptr},
             {"decoder", decoder},
             {"model",
@@ -256,16 +268,6 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
               {"vocab", vocab},
               {"byte_fallback", byte_fallback}}}};
   if (bpe) {
-    // SentencePiece always prepends "▁" (HF's Metaspace skips it when the text already starts
-    // with one, which differs on leading spaces) and does not split: the normalizer form of
-    // Hugging Face's Llama files.
-    const std::string ws = "\xE2\x96\x81";
-    const json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ws}};
-    j["normalizer"] = add_dummy_prefix
-                          ? json{{"type", "Sequence"},
-                                 {"normalizers", {{{"type", "Prepend"}, {"prepend", ws}}, replace}}}
-                          : replace;
-    j["pre_tokenizer"] = nullptr;
     j["model"] = {{"type", "SentencePieceBPE"},
                   {"unk_id", *unk},
                   {"vocab", vocab},
@@ -273,7 +275,15 @@ std::unique_ptr<Tokenizer> load_sentencepiece_model_bytes(std::string_view bytes
                   {"byte_fallback", byte_fallback}};
     return hf::load_internal(j, name, "SentencePiece .model");
   }
-  return load_tokenizer_json_text(j.dump(), name);
+  // Unigram: the text is cut before each "▁" (pieces of models trained with
+  // split_by_whitespace start there), as Hugging Face's Metaspace split does; the normalizer has
+  // already written the "▁"s. With treat_whitespace_as_suffix the lattice spans the whole text.
+  if (!ws_suffix)
+    j["pre_tokenizer"] = {{"type", "Metaspace"},
+                          {"replacement", "\xE2\x96\x81"},
+                          {"prepend_scheme", "never"},
+                          {"split", true}};
+  return hf::load_internal(j, name, "SentencePiece .model");
 }
 
 std::unique_ptr<Tokenizer> load_sentencepiece_model(const std::string& path) {

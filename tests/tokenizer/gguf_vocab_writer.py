@@ -5,6 +5,9 @@
 #   llama TOKENIZER_JSON OUT [EDITS]     SentencePiece-style BPE vocabulary of a tokenizer.json
 #                                        (scores recovered from the merge ranks)
 #   spm MODEL OUT                        a SentencePiece .model's pieces, scores and types
+#   t5 MODEL OUT                         a Unigram .model as convert_hf_to_gguf.py's T5 path
+#                                        writes it: pieces, scores, types, the normalizer flags
+#                                        and precompiled_charsmap (UINT8 array)
 #   bert TOKENIZER_JSON OUT              WordPiece, spelled as convert_hf_to_gguf's phantom()
 #   tiny MODEL OUT [EDITS]               a small vocabulary ("gpt2" or "llama") for bad cases
 #   many OUT_DIR [[MODEL, EDITS], ...]   tiny for each, written to OUT_DIR/0.gguf, 1.gguf, ...
@@ -153,6 +156,50 @@ def spm_gguf(model, out):
     kvs['tokenizer.ggml.unknown_token_id'] = (T['U32'], sp.unk_id())
     write(out, kvs, {})
 
+def normalizer_spec(model):
+    # ModelProto field 3 (NormalizerSpec): 2 precompiled_charsmap, 3 add_dummy_prefix,
+    # 4 remove_extra_whitespaces (protobuf by hand: Debian's sentencepiece has no _pb2 module).
+    def varint(b, i):
+        v = sh = 0
+        while True:
+            c = b[i]; i += 1; v |= (c & 0x7F) << sh; sh += 7
+            if c < 0x80: return v, i
+    def fields(b):
+        i = 0
+        while i < len(b):
+            k, i = varint(b, i)
+            w = k & 7
+            if w == 0: v, i = varint(b, i)
+            elif w == 1: v, i = None, i + 8
+            elif w == 5: v, i = None, i + 4
+            else:
+                n, i = varint(b, i)
+                v, i = b[i:i + n], i + n
+            yield k >> 3, v
+    spec = [v for f, v in fields(open(model, 'rb').read()) if f == 3][0]
+    d = {2: b'', 3: 1, 4: 1}
+    for f, v in fields(spec):
+        if f in d: d[f] = v
+    return d[2], bool(d[3]), bool(d[4])
+
+def t5(model, out):
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=model)
+    n = sp.get_piece_size()
+    toks = [sp.id_to_piece(i) for i in range(n)]
+    types = [UNKNOWN if sp.is_unknown(i) else CONTROL if sp.is_control(i) else
+             BYTE if sp.is_byte(i) else UNUSED if sp.is_unused(i) else NORMAL for i in range(n)]
+    charsmap, prefix, squeeze = normalizer_spec(model)
+    kvs = base('t5', toks, types)
+    kvs['tokenizer.ggml.scores'] = (T['ARR'], [sp.get_score(i) for i in range(n)], T['F32'])
+    kvs['tokenizer.ggml.add_space_prefix'] = (T['BOOL'], prefix)
+    kvs['tokenizer.ggml.remove_extra_whitespaces'] = (T['BOOL'], squeeze)
+    kvs['tokenizer.ggml.precompiled_charsmap'] = (T['ARR'], list(charsmap), T['U8'])
+    kvs['tokenizer.ggml.bos_token_id'] = (T['U32'], sp.bos_id())
+    kvs['tokenizer.ggml.eos_token_id'] = (T['U32'], sp.eos_id())
+    kvs['tokenizer.ggml.unknown_token_id'] = (T['U32'], sp.unk_id())
+    write(out, kvs, {})
+
 def bert(tok_json, out):
     j = json.load(open(tok_json, encoding='utf-8'))
     toks, types = by_id(j)
@@ -261,6 +308,7 @@ if mode == 'gpt2': gpt2(args[0], args[1], args[2], E(3))
 elif mode == 'llama': llama(args[0], args[1], E(2))
 elif mode == 'spm': spm_gguf(args[0], args[1])
 elif mode == 'bert': bert(args[0], args[1])
+elif mode == 't5': t5(args[0], args[1])
 elif mode == 'tiny': tiny(args[0], args[1], E(2))
 elif mode == 'many':  # OUT_DIR [[model, edits], ...] -> OUT_DIR/<i>.gguf
     for i, (model, edits) in enumerate(json.loads(args[1])):

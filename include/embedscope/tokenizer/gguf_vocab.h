@@ -13,8 +13,12 @@
 //   "bert"     WordPiece; the converter's "▁word" / "piece" spellings read back as "word" /
 //              "##piece"; BertNormalizer lowercasing when the vocabulary has no capital letter
 //              outside special tokens (GGUF records no do_lower_case); [CLS] A [SEP].
-//   "t5"       Error(kUnsupported) naming tokenizer.ggml.precompiled_charsmap (the compiled
-//              SentencePiece normalizer is not implemented).
+//   "t5"       SentencePiece Unigram (llama.cpp's UGM): SentencePiece's normalizer with
+//              tokenizer.ggml.precompiled_charsmap (UINT8 / INT8 array: the compiled character
+//              map, longest match; absent: identity), add_space_prefix (default true) and
+//              remove_extra_whitespaces (default false; when true "▁" also starts the first
+//              word, as llama.cpp does); unknown id 2, EOS id 1 appended (add_eos_token default
+//              true), no BOS, as llama.cpp's defaults.
 //
 // Token types (tokenizer.ggml.token_type, 0..6): CONTROL (3) and UNKNOWN (2) tokens are special
 // added tokens (matched in text unless split_special_tokens; skipped by decode(skip_special)),
@@ -27,7 +31,8 @@
 // llama.cpp splits with code rather than regexes, kimi-k2 and afmoe, or that run BPE on raw
 // UTF-8, gemma4, say so) -> kUnsupported; token_type outside 0..6, a BYTE token that is not
 // <0xXX>, an empty or repeated token, a non-finite score, an id key beyond the vocabulary,
-// add_bos_token without a BOS id -> kCorrupt; tokens / scores / token_type of different lengths
+// add_bos_token without a BOS id, a precompiled_charsmap that is not a byte array or fails its
+// checks (T44-T50) -> kCorrupt; tokens / scores / token_type of different lengths
 // are rejected by GgufFile::open() (kCorrupt).
 //
 //   auto tok = load_gguf_tokenizer("llama-2-7b.Q4_K_M.gguf");
