@@ -128,7 +128,9 @@ struct UmapOptions {
   enum class Knn { kAuto, kExact, kApproximate };
   Knn knn = Knn::kAuto;
   uint64_t seed = 42;
-  size_t n_threads = 0;  // 0 = process_threads()
+  // Every stage runs on process_pool(), its loops split into n_threads tasks (0 =
+  // process_threads()): the result depends on n_threads, never on the pool's size.
+  size_t n_threads = 0;
   ProgressFn progress;
 };
 
