@@ -135,15 +135,107 @@ KnnGraph umap_knn_approx(const EmbeddingTable& table, const UmapOptions& o,
   auto tree_lists = std::make_unique<Lists>(n, kk);
   Lists& lists = *tree_lists;
   std::vector<int32_t> to_orig;
+  // The top levels of all trees are split together, level by level: one pass over the rows in
+  // memory order per level measures each row against its node's hyperplane in every tree, so
+  // the table is read once per level instead of once per tree and level (on a large table those
+  // reads are what a forest costs). Nodes are heap-numbered (root 1, children 2v and 2v + 1);
+  // a node's two pivots are its members with the smallest seeded hashes (the same whatever
+  // the thread count). Below n_top levels a node's rows fit in cache and each tree splits its
+  // nodes on its own, depth first.
+  size_t n_top = 0;
+  while ((m >> n_top) > 512 && n_top < 20) ++n_top;
+  std::vector<uint32_t> node(n_trees * m, 1);
+  auto hash_of = [&](size_t tree, size_t level, size_t r) {
+    return mix(o.seed ^ 0x7233, tree * 64 + level, r);
+  };
+  struct Pivots {
+    uint64_t key[2] = {UINT64_MAX, UINT64_MAX};
+    int32_t id[2] = {-1, -1};
+    size_t count = 0;
+    void add(uint64_t k, int32_t r) {
+      ++count;
+      if (k < key[0]) {
+        key[1] = key[0], id[1] = id[0], key[0] = k, id[0] = r;
+      } else if (k < key[1]) {
+        key[1] = k, id[1] = r;
+      }
+    }
+    void merge(const Pivots& p) {
+      const size_t c = count + p.count;
+      for (int e = 0; e < 2; ++e)
+        if (p.id[e] >= 0) add(p.key[e], p.id[e]);
+      count = c;
+    }
+  };
+  // pivots of level `level`'s nodes: [tree * width + (v - width)], width = 2^level.
+  std::vector<Pivots> piv(n_trees);
+  for (size_t r = 0; r < m; ++r)
+    for (size_t t = 0; t < n_trees; ++t) piv[t].add(hash_of(t, 0, r), int32_t(r));
+  for (size_t level = 0; level < n_top; ++level) {
+    const size_t width = size_t(1) << level;
+    std::vector<float> normal(n_trees * width * d), offset(n_trees * width, 0.0f);
+    std::vector<uint8_t> splits(n_trees * width, 0);
+    for (size_t e = 0; e < n_trees * width; ++e) {
+      const Pivots& p = piv[e];
+      if (p.count <= leaf_size || p.id[1] < 0) continue;
+      splits[e] = 1;
+      const size_t l = size_t(members[size_t(p.id[0])]), r = size_t(members[size_t(p.id[1])]);
+      float* nv = normal.data() + e * d;
+      for (size_t c = 0; c < d; ++c) {
+        nv[c] = x[l * d + c] - x[r * d + c];
+        if (o.euclidean) offset[e] -= nv[c] * (x[l * d + c] + x[r * d + c]) / 2;
+      }
+    }
+    std::vector<std::vector<Pivots>> part(n_tasks);
+    pool.parallel_for(
+        m,
+        [&](size_t begin, size_t end, size_t task) {
+          std::vector<Pivots>& next = part[task];
+          next.assign(n_trees * 2 * width, Pivots{});
+          for (size_t r = begin; r < end; ++r) {
+            const float* row = x.data() + size_t(members[r]) * d;
+            for (size_t t = 0; t < n_trees; ++t) {
+              uint32_t& v = node[t * m + r];
+              const size_t e = t * width + (v - width);
+              bool left = true;  // a node that does not split keeps its rows on the left
+              if (splits[e]) {
+                float margin = 0;
+                simd::dot_rows(reinterpret_cast<const std::byte*>(normal.data() + e * d),
+                               DType::kF32, 1, d, row, &margin);
+                margin += offset[e];
+                left = margin == 0 ? (hash_of(t, level + 32, r) & 1) != 0 : margin > 0;
+              }
+              v = 2 * v + (left ? 0 : 1);
+              next[t * 2 * width + (v - 2 * width)].add(hash_of(t, level + 1, r), int32_t(r));
+            }
+          }
+        },
+        n_tasks);
+    piv.assign(n_trees * 2 * width, Pivots{});
+    for (const auto& pt : part)
+      for (size_t e = 0; e < pt.size(); ++e) piv[e].merge(pt[e]);
+  }
+  piv.clear();
+
   pool.parallel_for(
       n_trees,
       [&](size_t begin, size_t end, size_t) {
         std::vector<int32_t> idx;
         std::vector<float> normal(d);
+        std::vector<size_t> at;
+        const size_t width = size_t(1) << n_top;
         for (size_t tree = begin; tree < end; ++tree) {
           Rng rng(mix(o.seed, 0x7233, tree));
-          idx = members;
-          std::vector<std::pair<size_t, size_t>> todo{{0, idx.size()}};
+          // The members grouped by node (ascending member order within a node).
+          at.assign(width + 1, 0);
+          const uint32_t* nd_of = node.data() + tree * m;
+          for (size_t r = 0; r < m; ++r) ++at[nd_of[r] - width + 1];
+          for (size_t v = 0; v < width; ++v) at[v + 1] += at[v];
+          std::vector<std::pair<size_t, size_t>> todo;
+          for (size_t v = width; v-- > 0;)
+            if (at[v] < at[v + 1]) todo.emplace_back(at[v], at[v + 1]);
+          idx.resize(m);
+          for (size_t r = 0; r < m; ++r) idx[at[nd_of[r] - width]++] = members[r];
           while (!todo.empty()) {
             auto [lo, hi] = todo.back();
             todo.pop_back();
