@@ -1,5 +1,5 @@
-// UMAP's private parts shared by umap.cpp (exact kNN, fuzzy set, layout) and umap_nndescent.cpp
-// (the approximate kNN graph).
+// UMAP's private parts shared by umap.cpp (exact kNN, fuzzy set), umap_nndescent.cpp (the
+// approximate kNN graph) and umap_layout.cpp (the SGD layout).
 #pragma once
 
 #include <algorithm>
@@ -84,19 +84,29 @@ inline void check_options(const EmbeddingTable& t, const UmapOptions& o) {
   if (o.n_epochs > 100000) bad("n_epochs " + std::to_string(o.n_epochs) + " exceeds 100000");
 }
 
+// The tasks every parallel loop of UMAP is split into: the requested thread count (0 = the
+// process's), never the pool's size, so that a seed and a thread count give the same result
+// however many workers process_pool() has.
+inline size_t tasks(const UmapOptions& o) { return o.n_threads ? o.n_threads : process_threads(); }
+
 // The rows as float32: unit rows for cosine (a zero row is not usable: no neighbours, nobody's),
-// raw rows for Euclidean; sq[i] the squared norm of the raw row. Error(kInvalidArgument) naming
-// the row and column of a non-finite value.
+// raw rows for Euclidean; sq[i] the squared norm of the raw row (sq_exact[i] in double).
+// Error(kInvalidArgument) naming the row and column of a non-finite value.
 struct Rows {
   std::vector<float> x, sq;
+  std::vector<double> sq_exact;
   std::vector<uint8_t> usable;
 };
-Rows prepare_rows(const EmbeddingTable& table, const UmapOptions& o, ThreadPool& pool);
+Rows prepare_rows(const EmbeddingTable& table, const UmapOptions& o);
 
 // The graph of each row's candidates (candidates(i, out) fills out with ids other than i):
 // distances recomputed in double from the table, sorted by (distance, id), row i first at 0.
 KnnGraph exact_graph(const EmbeddingTable& table, const UmapOptions& o, const Rows& rows,
-                     ThreadPool& pool,
                      const std::function<void(size_t, std::vector<int32_t>&)>& candidates);
+
+// The SGD layout (umap_layout.cpp) from the initial coordinates y (n_rows x dims) on the fuzzy
+// graph g, n_epochs epochs, with o's curve, rates and seed, split into tasks(o) tasks.
+void optimize_layout(std::vector<float>& y, size_t dims, FuzzyGraph g, size_t n_epochs,
+                     const UmapOptions& o);
 
 }  // namespace embedscope::umap_detail

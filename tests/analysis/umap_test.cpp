@@ -156,6 +156,11 @@ TEST_F(Umap, ApproximateKnnFindsTheExactNeighboursOnAnyThreadCount) {
     KnnGraph two = umap_knn_approx(*table_, o);
     EXPECT_EQ(one.ids, two.ids) << euclidean;  // reproducible whatever the thread count
     EXPECT_EQ(one.dists, two.dists) << euclidean;
+    o.n_threads = 5;  // more tasks than the process pool has threads
+    KnnGraph five = umap_knn_approx(*table_, o);
+    EXPECT_EQ(one.ids, five.ids) << euclidean;
+    EXPECT_EQ(one.dists, five.dists) << euclidean;
+    o.n_threads = 2;
     for (size_t i = 0; i < one.n_rows; ++i) {
       ASSERT_EQ(one.ids[i * 15], int32_t(i));
       for (size_t j = 2; j < 15; ++j) ASSERT_LE(one.dists[i * 15 + j - 1], one.dists[i * 15 + j]);

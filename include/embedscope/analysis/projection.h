@@ -128,7 +128,9 @@ struct UmapOptions {
   enum class Knn { kAuto, kExact, kApproximate };
   Knn knn = Knn::kAuto;
   uint64_t seed = 42;
-  size_t n_threads = 0;  // 0 = process_threads()
+  // Every stage runs on process_pool(), its loops split into n_threads tasks (0 =
+  // process_threads()): the result depends on n_threads, never on the pool's size.
+  size_t n_threads = 0;
   ProgressFn progress;
 };
 
@@ -159,7 +161,10 @@ struct NnDescentOptions {
 // each row's neighbours and reverse neighbours (new ones sampled up to max_candidates by seeded
 // priority) measured pairwise and offered to each other's lists. Distances in float32 by the
 // Highway dot kernel; the chosen neighbours' distances then recomputed in double, like
-// umap_knn(). Reproducible for a seed whatever the thread count: every list keeps the best
+// umap_knn(). For speed, not results: the trees' top levels are split together, one pass over
+// the rows per level (node pivots: the members with the smallest seeded hashes), and
+// NN-descent runs on the rows renumbered in the first tree's leaf order (neighbours near in
+// memory). Reproducible for a seed whatever the thread count: every list keeps the best
 // (distance, id) of all offers, which does not depend on their order, and the stopping count is
 // read from the lists after each step. Most neighbours are the exact ones (the recall is
 // measured against umap_knn() in tests/analysis/umap_test.cpp), at a fraction of the arithmetic
