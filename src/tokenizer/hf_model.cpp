@@ -258,9 +258,9 @@ class Bpe final : public Model {
     std::vector<Sym> syms;
     HeapQueue heap;
     std::optional<RankQueue> buckets;  // for long words
-    syms.reserve(split_at_meta_ ? 64 : p.s.size());
     auto run = [&](size_t begin, size_t end) {
       syms.clear();
+      syms.reserve(end - begin);  // at most one symbol per byte; no regrowth on long words
       initial_symbols(std::string_view(p.s).substr(begin, end - begin), uint32_t(begin), syms);
       if (syms.size() <= kShortWord) {
         merge(syms, heap);
