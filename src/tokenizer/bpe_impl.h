@@ -136,6 +136,11 @@ class PairIndex {
   void reserve(size_t n);
   // False if the pair was already present (value left unchanged).
   bool insert(TokenId a, TokenId b, Value v);
+  // Inserts, or replaces the value of a pair already present (a repeated tokenizer.json merge
+  // takes its last rank, as Hugging Face's map insertion does).
+  void assign(TokenId a, TokenId b, Value v) {
+    if (!insert(a, b, v)) *const_cast<Value*>(find(a, b)) = v;
+  }
   void prefetch(TokenId a, TokenId b) const {
     __builtin_prefetch(&slots_[slot_of((uint64_t(uint32_t(a)) << 32) | uint32_t(b))]);
   }

@@ -2,9 +2,10 @@
 // (models/wordpiece/mod.rs), 0.22.
 #include <algorithm>
 #include <limits>
-#include <queue>
+#include <optional>
 
 #include "embedscope/core/error.h"
+#include "tokenizer/bpe_impl.h"
 #include "tokenizer/hf_impl.h"
 
 namespace embedscope::hf {
@@ -67,6 +68,106 @@ std::optional<std::string> opt_str(const Ctx& c, const json& j, const std::strin
   return it->get<std::string>();
 }
 
+// Candidate merges (rank, position) popped lowest rank first, then leftmost: a binary heap of
+// rank << 32 | position (one integer comparison per step), for short words.
+class HeapQueue {
+ public:
+  void clear(size_t n) {
+    heap_.clear();
+    heap_.reserve(n);
+  }
+  void push(uint32_t rank, uint32_t pos) {
+    heap_.push_back(uint64_t(rank) << 32 | pos);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+  bool pop(uint32_t* rank, uint32_t* pos) {
+    if (heap_.empty()) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    *rank = uint32_t(heap_.back() >> 32);
+    *pos = uint32_t(heap_.back());
+    heap_.pop_back();
+    return true;
+  }
+
+ private:
+  std::vector<uint64_t> heap_;
+};
+
+// The same order for long words in O(1) amortized per candidate: one bucket of positions per
+// rank and a binary heap of the few ranks that have candidates (1 MB of 'a' has ~10 ranks but
+// millions of candidates, where a heap of candidates costs ~20 cache-missing levels per pop).
+// A bucket keeps the positions pushed in increasing order as a sorted run read from its head
+// (initial candidates, and most later ones: merging sweeps left to right); an out-of-order
+// position goes to the bucket's own small heap, and pop takes the smaller of the two fronts.
+class RankQueue {
+ public:
+  explicit RankQueue(size_t n_merges) : n_merges_(n_merges) {}
+  void clear(size_t n) {
+    // Distinct ranks <= min(merges, candidates), candidates <= 3n.
+    size_t cap = 16;
+    while (cap < 2 * std::min(3 * n, n_merges_)) cap <<= 1;
+    slot_rank_.assign(cap, kNone);
+    slot_bucket_.resize(cap);
+    buckets_.clear();
+    ranks_.clear();
+  }
+  void push(uint32_t rank, uint32_t pos) {
+    Bucket& b = bucket(rank);
+    if (b.head == b.run.size() && b.late.empty()) {
+      b.run.clear();
+      b.head = 0;
+      ranks_.push_back(rank);
+      std::push_heap(ranks_.begin(), ranks_.end(), std::greater<>());
+    }
+    if (b.head == b.run.size() || pos >= b.run.back()) {
+      b.run.push_back(pos);
+    } else {
+      b.late.push_back(pos);
+      std::push_heap(b.late.begin(), b.late.end(), std::greater<>());
+    }
+  }
+  bool pop(uint32_t* rank, uint32_t* pos) {
+    if (ranks_.empty()) return false;
+    *rank = ranks_.front();
+    Bucket& b = bucket(*rank);
+    if (b.head < b.run.size() && (b.late.empty() || b.run[b.head] <= b.late.front())) {
+      *pos = b.run[b.head++];
+    } else {
+      std::pop_heap(b.late.begin(), b.late.end(), std::greater<>());
+      *pos = b.late.back();
+      b.late.pop_back();
+    }
+    if (b.head == b.run.size() && b.late.empty()) {
+      std::pop_heap(ranks_.begin(), ranks_.end(), std::greater<>());
+      ranks_.pop_back();
+    }
+    return true;
+  }
+
+ private:
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  struct Bucket {
+    std::vector<uint32_t> run;  // sorted from head
+    size_t head = 0;
+    std::vector<uint32_t> late;  // min-heap
+  };
+  Bucket& bucket(uint32_t rank) {
+    const size_t mask = slot_rank_.size() - 1;
+    size_t s = size_t((uint64_t(rank) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    while (slot_rank_[s] != rank && slot_rank_[s] != kNone) s = (s + 1) & mask;
+    if (slot_rank_[s] == kNone) {
+      slot_rank_[s] = rank;
+      slot_bucket_[s] = uint32_t(buckets_.size());
+      buckets_.emplace_back();
+    }
+    return buckets_[slot_bucket_[s]];
+  }
+  size_t n_merges_;
+  std::vector<uint32_t> slot_rank_, slot_bucket_;  // rank -> bucket (open addressing)
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> ranks_;  // min-heap of the ranks whose bucket is not empty
+};
+
 class Bpe final : public Model {
  public:
   Bpe(const Ctx& c, const json& j, Vocab& vocab) {
@@ -91,6 +192,8 @@ class Bpe final : public Model {
       c.corrupt("model.merges", "has " + std::to_string(merges.size()) +
                                     " entries, more than the limit " + std::to_string(kMaxMerges));
     pairs_.reserve(merges.size());
+    rank_ids_.resize(merges.size());
+    bool meta_crossing = false;  // some merge joins a token ending in non-'▁' to one starting '▁'
     size_t prefix_len = prefix_ ? prefix_->size() : 0;
     std::string merged;
     for (size_t i = 0; i < merges.size(); ++i) {
@@ -119,8 +222,17 @@ class Bpe final : public Model {
       auto in = find(vocab_, merged);
       if (!in) c.corrupt(where(), "result " + json(merged).dump() + " is not in model.vocab");
       // A repeated pair takes its last rank, as HF's map insertion does.
-      pairs_[key(*ia, *ib)] = {uint32_t(i), *in};
+      pairs_.assign(*ia, *ib, {uint32_t(i), *in});
+      rank_ids_[i] = *in;
+      if (b.starts_with(kMeta) && !a.ends_with(kMeta)) meta_crossing = true;
     }
+    // See split_at_meta_ below.
+    split_at_meta_ = !meta_crossing && !prefix_ && !suffix_ && find(vocab_, kMeta) &&
+                     !(unk_ && unk_->ends_with(kMeta));
+    ascii_ids_.fill(-1);
+    if (!prefix_ && !suffix_)
+      for (int ch = 0; ch < 128; ++ch)
+        if (auto id = find(vocab_, std::string(1, char(ch)))) ascii_ids_[size_t(ch)] = *id;
     if (byte_fallback_) {
       for (int byte = 0; byte < 256; ++byte) {
         char name[8];
@@ -144,31 +256,57 @@ class Bpe final : public Model {
       }
     }
     std::vector<Sym> syms;
-    initial_symbols(p.s, syms);
-    merge(syms);
-    for (const Sym& s : syms) {
-      if (s.len == 0) continue;
-      // Fallback bytes of a prefixed character may count past the piece: clamp.
-      size_t last = std::min<size_t>(size_t(s.start) + s.len, p.s.size()) - 1;
-      ids.push_back(s.id);
-      offsets.push_back({p.a[s.start], p.b[last]});
+    HeapQueue heap;
+    std::optional<RankQueue> buckets;  // for long words
+    auto run = [&](size_t begin, size_t end) {
+      syms.clear();
+      syms.reserve(end - begin);  // at most one symbol per byte; no regrowth on long words
+      initial_symbols(std::string_view(p.s).substr(begin, end - begin), uint32_t(begin), syms);
+      if (syms.size() <= kShortWord) {
+        merge(syms, heap);
+      } else {
+        if (!buckets) buckets.emplace(n_merges());
+        merge(syms, *buckets);
+      }
+      for (const Sym& s : syms) {
+        if (s.len == 0) continue;
+        // Fallback bytes of a prefixed character may count past the piece: clamp.
+        size_t last = std::min<size_t>(size_t(s.start) + s.len, p.s.size()) - 1;
+        ids.push_back(s.id);
+        offsets.push_back({p.a[s.start], p.b[last]});
+      }
+    };
+    if (!split_at_meta_) {
+      run(0, p.s.size());
+      return;
     }
+    // Words: cut before each '▁' that follows another character than '▁'.
+    const std::string_view s(p.s);
+    size_t begin = 0;
+    for (size_t at = s.find(kMeta, 1); at != std::string_view::npos; at = s.find(kMeta, at + 3)) {
+      if (at >= 3 && s.compare(at - 3, 3, kMeta) == 0) continue;
+      run(begin, at);
+      begin = at;
+    }
+    run(begin, s.size());
   }
 
  private:
+  // U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's word-start mark (Metaspace's replacement).
+  static constexpr std::string_view kMeta = "\xE2\x96\x81";
   struct Sym {
     TokenId id;
     uint32_t start, len;  // bytes of the piece; len 0 = merged away
     int32_t prev, next;
   };
-  static uint64_t key(TokenId a, TokenId b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
-  void initial_symbols(const std::string& w, std::vector<Sym>& syms) const {
+  // The symbols of w, whose first byte is byte `base` of the piece.
+  void initial_symbols(std::string_view w, uint32_t base, std::vector<Sym>& syms) const {
     // A pending run of unknown characters: [unk_start, unk_start + unk_len).
     bool unk = false;
     uint32_t unk_start = 0, unk_len = 0;
     auto add = [&](TokenId id, uint32_t start, uint32_t len) {
-      syms.push_back({id, start, len, int32_t(syms.size()) - 1, int32_t(syms.size()) + 1});
+      syms.push_back({id, base + start, len, int32_t(syms.size()) - 1, int32_t(syms.size()) + 1});
     };
     auto flush_unk = [&] {
       if (unk) add(unk_id_, unk_start, unk_len);
@@ -176,6 +314,13 @@ class Bpe final : public Model {
     };
     std::string buf;
     for (size_t i = 0; i < w.size();) {
+      const auto byte = static_cast<unsigned char>(w[i]);
+      if (byte < 0x80 && ascii_ids_[byte] >= 0) {  // no prefix / suffix: the character's token
+        flush_unk();
+        add(ascii_ids_[byte], uint32_t(i), 1);
+        ++i;
+        continue;
+      }
       uint32_t cp = 0;
       size_t n = next_char(w, i, &cp);
       bool first = i == 0, last = i + n == w.size();
@@ -220,41 +365,60 @@ class Bpe final : public Model {
   }
 
   // HF's Word::merge_all: repeatedly the lowest-ranked pair, leftmost first.
-  void merge(std::vector<Sym>& syms) const {
-    struct Cand {
-      uint32_t rank;
-      int32_t pos;
-      TokenId new_id;
-      bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-    };
-    std::priority_queue<Cand, std::vector<Cand>, std::greater<>> heap;
+  // HF's Word::merge_all on syms: repeatedly the candidate merge with the lowest (rank, left
+  // position); a candidate is stale unless the pair there now merges into the same token (HF's
+  // test, which accepts another pair with the same result).
+  template <class Queue>
+  void merge(std::vector<Sym>& syms, Queue& queue) const {
+    queue.clear(syms.size());
     auto push = [&](int32_t pos) {
       int32_t nx = syms[size_t(pos)].next;
       if (nx < 0) return;
-      auto it = pairs_.find(key(syms[size_t(pos)].id, syms[size_t(nx)].id));
-      if (it != pairs_.end()) heap.push({it->second.first, pos, it->second.second});
+      if (const PairIndex::Value* v = pairs_.find(syms[size_t(pos)].id, syms[size_t(nx)].id))
+        queue.push(v->rank, uint32_t(pos));
     };
     for (size_t i = 0; i + 1 < syms.size(); ++i) push(int32_t(i));
-    while (!heap.empty()) {
-      Cand top = heap.top();
-      heap.pop();
-      Sym& s = syms[size_t(top.pos)];
+    uint32_t rank = 0, upos = 0;
+    while (queue.pop(&rank, &upos)) {
+      const auto pos = int32_t(upos);
+      Sym& s = syms[size_t(pos)];
       if (s.len == 0 || s.next < 0) continue;
       Sym& r = syms[size_t(s.next)];
-      auto it = pairs_.find(key(s.id, r.id));
-      if (it == pairs_.end() || it->second.second != top.new_id) continue;
-      s.id = top.new_id;
+      const TokenId new_id = rank_ids_[rank];
+      const PairIndex::Value* v = pairs_.find(s.id, r.id);
+      if (!v || v->id != new_id) continue;
+      s.id = new_id;
       s.len += r.len;
       r.len = 0;
       s.next = r.next;
-      if (s.next >= 0) syms[size_t(s.next)].prev = top.pos;
+      if (s.next >= 0) syms[size_t(s.next)].prev = pos;
       if (s.prev >= 0) push(s.prev);
-      push(top.pos);
+      push(pos);
     }
   }
 
+  // Words of more symbols than this merge through RankQueue, shorter ones through HeapQueue.
+  static constexpr size_t kShortWord = 256;
+  size_t n_merges() const { return rank_ids_.size(); }
+
   TokenMap vocab_;
-  std::unordered_map<uint64_t, std::pair<uint32_t, TokenId>> pairs_;
+  PairIndex pairs_;                // (left id, right id) -> (rank, merged id)
+  std::vector<TokenId> rank_ids_;  // rank -> merged id
+  // Cut pieces into words before each '▁' that follows a character other than '▁', and merge
+  // each word alone (Llama-2's tokenizer.json has no pre-tokenizer: a whole line is one piece,
+  // and merging it in one heap costs a log factor and cache misses). Set at load only when it
+  // gives the same ids, which holds when (i) no continuing prefix / end-of-word suffix, (ii)
+  // '▁' is a token, (iii) the unk token does not end with '▁', and (iv) no merge (a, b) has b
+  // starting with '▁' and a not ending with '▁'. Proof: a merged token's string is its parts'
+  // concatenation (checked at load), so a symbol's string is that of its initial symbols in
+  // order. At a cut the character on the right is '▁', a token by (ii), so the symbol starting
+  // there begins with '▁'; the symbol ending there ends with the token of the character before
+  // (not '▁'), a <0xXX> byte token (ends with '>') or the unk token ((iii); a fused unk run
+  // stops at the known '▁'). By (iv) no merge joins the two, so no symbol ever spans a cut,
+  // the candidates of different words never interact, and each word's merges run in the same
+  // (rank, position) order as in the whole piece.
+  bool split_at_meta_ = false;
+  std::array<TokenId, 128> ascii_ids_{};  // ASCII character -> its token, -1 (or a prefix/suffix)
   std::optional<std::string> unk_, prefix_, suffix_;
   TokenId unk_id_ = -1;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;

@@ -4,6 +4,8 @@
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
+#include <algorithm>
+
 #include "embedscope/core/error.h"
 #include "tokenizer/hf_impl.h"
 #include "tokenizer/precompiled_charsmap.h"
@@ -202,6 +204,7 @@ void lowercase(Piece& p) {
 }
 
 void strip_accents(Piece& p) {
+  if (is_ascii(p.s)) return;  // no nonspacing marks
   map_chars(p, [](uint32_t cp, std::string& out) {
     if (!is_mark_nonspacing(cp)) append_utf8(out, cp);
   });
@@ -325,7 +328,11 @@ class BertNorm final : public Normalizer {
         lower_(lower),
         nfd_(std::make_unique<UnicodeNorm>(Ctx{}, "NFD", "normalizer")) {}
   void apply(Piece& p) const override {
-    if (clean_) {
+    // Printable ASCII (U+0020..U+007E) is left as it is by clean_text and handle_chinese_chars.
+    const bool printable = std::all_of(p.s.begin(), p.s.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7F;
+    });
+    if (clean_ && !printable) {
       map_chars(p, [](uint32_t cp, std::string& out) {
         if (cp == 0 || cp == 0xFFFD) return;
         if (cp == '\t' || cp == '\n' || cp == '\r') {
@@ -343,7 +350,7 @@ class BertNorm final : public Normalizer {
         append_utf8(out, cp);
       });
     }
-    if (chinese_) {
+    if (chinese_ && !printable) {
       map_chars(p, [](uint32_t cp, std::string& out) {
         bool c = is_chinese_char(cp);
         if (c) out += ' ';

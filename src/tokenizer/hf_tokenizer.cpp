@@ -70,12 +70,13 @@ class Matcher {
 bool is_word_char(uint32_t cp) { return u_isalnum(UChar32(cp)) || cp == '_'; }
 
 // Pieces of p between added-token matches; matches go straight to ids. Calls on_text for each
-// stretch of plain text and on_token for each match, in order.
+// stretch of plain text (a Piece it may keep) and on_token for each match, in order. p is
+// taken by value so that text without matches moves through without a copy (9 bytes per byte).
 template <class OnText, class OnToken>
-void split_added(const Piece& p, const Matcher& m, const std::vector<AddedToken>& toks,
-                 bool skip_special, OnText on_text, OnToken on_token) {
+void split_added(Piece p, const Matcher& m, const std::vector<AddedToken>& toks, bool skip_special,
+                 OnText on_text, OnToken on_token) {
   if (m.empty()) {
-    on_text(p);
+    on_text(std::move(p));
     return;
   }
   size_t text_start = 0;
@@ -212,15 +213,15 @@ class HfTokenizer final : public Tokenizer {
       e.offsets.push_back(span);
     };
     std::vector<Piece> pieces;
-    auto on_normalized = [&](const Piece& p) {
-      pieces.assign(1, p);
+    auto on_normalized = [&](Piece p) {
+      pieces.clear();
+      pieces.push_back(std::move(p));
       if (pre_) pre_->apply(pieces);
       for (const Piece& q : pieces) model_->tokenize(q, e.ids, e.offsets);
     };
-    auto on_text = [&](const Piece& raw) {
-      Piece p = raw;
+    auto on_text = [&](Piece p) {
       if (normalizer_) normalizer_->apply(p);
-      split_added(p, norm_matcher_, added_, skip, on_normalized, on_token);
+      split_added(std::move(p), norm_matcher_, added_, skip, on_normalized, on_token);
     };
     split_added(piece_of_input(text), raw_matcher_, added_, skip, on_text, on_token);
     if (options.add_special_tokens && post_) post_->apply(e);

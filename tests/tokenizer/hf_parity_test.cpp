@@ -382,6 +382,47 @@ INSTANTIATE_TEST_SUITE_P(Models, HfParity,
                                          Case{"unigram_nfkc", false}),
                          [](const testing::TestParamInfo<Case>& i) { return i.param.name; });
 
+// Words of thousands of symbols: the BPE merge takes its bucket queue there (hf_model.cpp
+// RankQueue; shorter words use a heap, which the Brown and random strings above exercise), and
+// Llama-2-style models merge a whole run without '▁' as one word. Letter runs made of Brown
+// lines without their spaces and punctuation, runs of one or two characters (ASCII and
+// not), and such runs between spaces: the same ids as Hugging Face.
+TEST(HfParityLongWords, LongRunsMatchHuggingFace) {
+  std::vector<std::string> brown = read_jsonl_strings(inputs().brown);
+  ASSERT_GT(brown.size(), 2000u);
+  std::vector<std::string> strs;
+  for (size_t k = 0; k < 12; ++k) {
+    std::string run;
+    for (size_t i = k * 150; i < k * 150 + 40; ++i)
+      for (char ch : brown[i])
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) run += ch;
+    strs.push_back(run);
+  }
+  for (size_t n : {300, 1000, 4097}) {
+    strs.push_back(std::string(n, 'a'));
+    std::string ab, e_acute, mixed;
+    for (size_t i = 0; i < n / 2; ++i)
+      ab += "ab", e_acute += "\xC3\xA9", mixed += i % 7 ? "e" : "ee";
+    strs.push_back(ab);
+    strs.push_back(e_acute);
+    strs.push_back(mixed);
+    strs.push_back("x " + std::string(n, 'b') + " y" + std::string(n / 3, 'o') + " z");
+  }
+  test::TempDir d;
+  std::string in = d.file("long.jsonl");
+  {
+    std::ofstream out(in);
+    for (const std::string& str : strs) out << json(str).dump() << "\n";
+  }
+  for (const char* name : {"llama3", "llama2", "gemma3", "qwen3"}) {
+    std::string path = model_json(name);
+    std::unique_ptr<Tokenizer> tok = load_tokenizer(path);
+    Report r = compare(*tok, path, in, std::string(name) + " long words", false);
+    EXPECT_EQ(r.n, strs.size());
+    EXPECT_GT(r.tokens, 5000u);
+  }
+}
+
 // The byte-fallback Unigram model against SentencePiece itself on every Brown line (the lines
 // hf_parity's Brown pass uses: every kStride-th). Where two segmentations score exactly the same
 // ("▁5" "0" "00" vs "▁5" "00" "0" in "5000"), Hugging Face and SentencePiece break the tie
