@@ -41,7 +41,10 @@ class FlatTokenMap {
   // -1 when absent.
   TokenId find(std::string_view s) const { return find_hashed(s, hash(s)); }
   // The same in two steps, so that bulk loaders can prefetch a batch of slots before probing.
-  static uint64_t hash(std::string_view s) { return hash_bytes(s.data(), s.size()) | 1u; }
+  static uint64_t hash(std::string_view s) {
+    // An empty view may have a null data(), which hash_bytes' memcpy must not see.
+    return hash_bytes(s.empty() ? "" : s.data(), s.size()) | 1u;
+  }
   void prefetch(uint64_t h) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
   }
