@@ -23,7 +23,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   # libraries
   nlohmann-json3-dev libcli11-dev libhwy-dev libopenblas-dev libhnswlib-dev libstemmer-dev
-  libpcre2-dev libicu-dev libcpp-httplib-dev pybind11-dev python3-dev
+  libpcre2-dev libicu-dev libsimdjson-dev libcpp-httplib-dev pybind11-dev python3-dev
   # MPI scale-out (docs/distributed.md; tests/dist runs mpirun)
   openmpi-bin libopenmpi-dev
   python3-pytest python3-setuptools

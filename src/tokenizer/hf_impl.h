@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "embedscope/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_impl.h"
 
 namespace embedscope::hf {
 
@@ -26,6 +28,51 @@ struct StrHash {
 };
 using TokenMap = std::unordered_map<std::string, TokenId, StrHash, std::equal_to<>>;
 
+// Token bytes -> id in one flat open-addressing table whose keys live in one byte arena: loading
+// a 128k-token vocabulary is one allocation instead of two per token, and a lookup is one cache
+// miss (the slot) plus the key bytes. Built at load, then read-only (safe to share).
+class FlatTokenMap {
+ public:
+  // Room for n keys of `bytes` bytes in all without rehashing.
+  void reserve(size_t n, size_t bytes);
+  // Inserts s -> id and returns true; when s is already a key, returns false and keeps the old
+  // id unless `replace`.
+  bool insert(std::string_view s, TokenId id, bool replace = false);
+  // -1 when absent.
+  TokenId find(std::string_view s) const { return find_hashed(s, hash(s)); }
+  // The same in two steps, so that bulk loaders can prefetch a batch of slots before probing.
+  static uint64_t hash(std::string_view s) {
+    // An empty view may have a null data(), which hash_bytes' memcpy must not see.
+    return hash_bytes(s.empty() ? "" : s.data(), s.size()) | 1u;
+  }
+  void prefetch(uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
+  }
+  TokenId find_hashed(std::string_view s, uint64_t h) const {
+    if (slots_.empty()) return -1;
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& e = slots_[i];
+      if (e.hash == 0) return -1;
+      if (e.hash == h && e.len == s.size() &&
+          (s.empty() || std::memcmp(arena_.data() + e.off, s.data(), s.size()) == 0))
+        return e.id;
+    }
+  }
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;  // 0 = empty (stored hashes have bit 0 set)
+    uint64_t off = 0;   // key bytes: arena_[off, off + len)
+    uint32_t len = 0;
+    TokenId id = -1;
+  };
+  void rehash(size_t n_slots);
+  std::vector<Slot> slots_;
+  std::string arena_;
+  size_t mask_ = 0, size_ = 0;
+};
+
 // Error context: the file name, for messages "<file>: <json path> <value> ...".
 struct Ctx {
   std::string file;
@@ -39,6 +86,27 @@ struct Ctx {
   std::string str(const json& obj, const std::string& path, const char* key) const;
   bool flag(const json& obj, const std::string& path, const char* key, bool dflt) const;
 };
+
+// model.vocab (an object token -> id) and model.merges as the fast JSON reader (hf_json.cpp)
+// found them: views into its parsed document, in file order, valid while `keep` lives. Only
+// filled when every entry has the expected type (integer ids; merges "a b" or ["a", "b"]);
+// otherwise the model reads the nlohmann DOM as usual.
+struct ModelLists {
+  struct Merge {
+    std::string_view a, b;
+    bool joined = false;  // the "a b" string form: `a` holds it whole, b is empty
+  };
+  bool has_vocab = false, has_merges = false;
+  std::vector<std::pair<std::string_view, int64_t>> vocab;
+  size_t vocab_bytes = 0;  // sum of the keys' lengths
+  std::vector<Merge> merges;
+  std::shared_ptr<void> keep;
+};
+// Parses a tokenizer.json with simdjson into `root` (nlohmann), except that model.vocab and
+// model.merges, when well typed, go to `lists` (root holds an empty object / array there).
+// Returns false for anything simdjson rejects or that nlohmann might read differently (lone
+// surrogate escapes, "-0"): the caller then parses with nlohmann, which names the problem.
+bool parse_fast(std::string_view text, json* root, ModelLists* lists);
 
 struct Vocab;
 // model.vocab as [[piece, score], ...] (Unigram, SentencePiece BPE; `model` names it in errors):
@@ -84,8 +152,8 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Ctx& c, const json& j,
 struct Vocab {
   std::vector<std::string> tokens;  // id -> string ("" for an id no token has)
   std::vector<uint8_t> present;     // id -> has a token (ids may have holes, as in GPT-4o's)
-  std::unordered_map<std::string, TokenId> ids;
-  std::vector<uint8_t> special;  // id -> is a special added token
+  FlatTokenMap ids;                 // string -> id (an added token wins over a model token)
+  std::vector<uint8_t> special;     // id -> is a special added token
 };
 
 struct Model {
@@ -95,8 +163,10 @@ struct Model {
   virtual void tokenize(const Piece& p, std::vector<TokenId>& ids,
                         std::vector<TokenSpan>& offsets) const = 0;
 };
-// Fills vocab.tokens / ids from model.vocab (the added tokens are merged in later).
-std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab);
+// Fills vocab.tokens / ids from model.vocab (the added tokens are merged in later); reads vocab
+// and merges from `lists` where it has them (parse_fast).
+std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab,
+                                  const ModelLists* lists = nullptr);
 // The Unigram model (hf_unigram.cpp), called by make_model.
 std::unique_ptr<Model> make_unigram(const Ctx& c, const json& j, Vocab& vocab);
 // SentencePiece's score-driven BPE (hf_spm_bpe.cpp), internal type "SentencePieceBPE".

@@ -1,6 +1,7 @@
 // tokenizer.json models: BPE (tokenizers/src/models/bpe/{model,word}.rs) and WordPiece
 // (models/wordpiece/mod.rs), 0.22.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 
@@ -10,36 +11,77 @@
 
 namespace embedscope::hf {
 
+void FlatTokenMap::reserve(size_t n, size_t bytes) {
+  arena_.reserve(bytes);
+  size_t want = 16;
+  while (want < 2 * n) want *= 2;  // load factor at most 1/2
+  if (want > slots_.size()) rehash(want);
+}
+
+void FlatTokenMap::rehash(size_t n_slots) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(n_slots, Slot{});
+  mask_ = n_slots - 1;
+  for (const Slot& e : old) {
+    if (e.hash == 0) continue;
+    size_t i = e.hash & mask_;
+    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    slots_[i] = e;
+  }
+}
+
+bool FlatTokenMap::insert(std::string_view s, TokenId id, bool replace) {
+  if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 16 : 2 * slots_.size());
+  if (s.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("token too long");
+  const uint64_t h = hash(s);
+  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    Slot& e = slots_[i];
+    if (e.hash == 0) {
+      e = Slot{h, arena_.size(), uint32_t(s.size()), id};
+      arena_.append(s);
+      ++size_;
+      return true;
+    }
+    if (e.hash == h && e.len == s.size() &&
+        (s.empty() || std::memcmp(arena_.data() + e.off, s.data(), s.size()) == 0)) {
+      if (replace) e.id = id;
+      return false;
+    }
+  }
+}
+
 namespace {
 
 // Largest merge list we accept (the largest real ones are ~520k; kMaxVocab in hf_impl.h).
 constexpr size_t kMaxMerges = size_t(1) << 24;
 constexpr size_t kIdSlack = 65536;
 
-std::optional<TokenId> find(const TokenMap& m, std::string_view s) {
-  auto it = m.find(s);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+std::optional<TokenId> find(const FlatTokenMap& m, std::string_view s) {
+  TokenId id = m.find(s);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
-// model.vocab (an object token -> id) into the model's map and the shared vocabulary.
-TokenMap read_vocab(const Ctx& c, const json& model, Vocab& vocab) {
+// model.vocab (an object token -> id) into the model's map and the shared vocabulary (tokens,
+// present, ids). From
+// `lists` (file order) when the fast reader has it, else from the DOM (key order).
+FlatTokenMap read_vocab(const Ctx& c, const json& model, Vocab& vocab, const ModelLists* lists) {
+  const bool fast = lists && lists->has_vocab;
   const json& v = c.get(model, "model", "vocab");
   if (!v.is_object())
     c.corrupt("model.vocab", "is " + std::string(v.type_name()) + ", expected an object");
-  if (v.size() > kMaxVocab)
-    c.corrupt("model.vocab", "has " + std::to_string(v.size()) + " entries, more than the limit " +
+  const size_t n = fast ? lists->vocab.size() : v.size();
+  if (n > kMaxVocab)
+    c.corrupt("model.vocab", "has " + std::to_string(n) + " entries, more than the limit " +
                                  std::to_string(kMaxVocab));
   // Ids may leave holes (GPT-4o's vocabulary does), but not many: an id beyond the entries
   // plus this slack is taken for a corrupt or hostile file rather than allocated.
-  const size_t limit = std::min(kMaxVocab, v.size() + kIdSlack);
-  TokenMap m;
-  m.reserve(v.size());
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    auto where = [&] { return "model.vocab[" + json(it.key()).dump() + "]"; };
-    if (!it->is_number_integer())
-      c.corrupt(where(), "is " + std::string(it->type_name()) + ", expected an integer id");
-    int64_t id = it->get<int64_t>();
+  const size_t limit = std::min(kMaxVocab, n + kIdSlack);
+  FlatTokenMap m;
+  auto add = [&](std::string_view key, const json* value, int64_t id) {
+    auto where = [&] { return "model.vocab[" + json(std::string(key)).dump() + "]"; };
+    if (value && !value->is_number_integer())
+      c.corrupt(where(), "is " + std::string(value->type_name()) + ", expected an integer id");
     if (id < 0 || uint64_t(id) >= limit)
       c.corrupt(where(), "id " + std::to_string(id) + " is out of range [0, " +
                              std::to_string(limit) + ") (entries + " + std::to_string(kIdSlack) +
@@ -53,9 +95,27 @@ TokenMap read_vocab(const Ctx& c, const json& model, Vocab& vocab) {
       c.corrupt(where(),
                 "id " + std::to_string(id) + " is also the id of " + json(vocab.tokens[k]).dump());
     vocab.present[k] = 1;
-    vocab.tokens[k] = it.key();
-    m.emplace(it.key(), TokenId(id));
+    vocab.tokens[k] = key;
+    // The DOM has no repeated keys (the last one wins there); in file order a repeat is an
+    // error here, and the caller's reference path (the DOM) then decides.
+    if (!m.insert(key, TokenId(id))) c.corrupt(where(), "repeats a key");
+  };
+  if (fast) {
+    m.reserve(n, lists->vocab_bytes);
+    vocab.tokens.reserve(n);
+    vocab.present.reserve(n);
+    const auto& entries = lists->vocab;
+    for (size_t r = 0; r < n; ++r) {
+      // The table is bigger than the cache: fetch a later entry's slot while this one goes in.
+      if (r + 8 < n) m.prefetch(FlatTokenMap::hash(entries[r + 8].first));
+      add(entries[r].first, nullptr, entries[r].second);
+    }
+  } else {
+    m.reserve(n, 0);
+    for (auto it = v.begin(); it != v.end(); ++it)
+      add(it.key(), &*it, it->is_number_integer() ? it->get<int64_t>() : 0);
   }
+  vocab.ids = m;  // the added tokens join it later (a copy costs less than a rebuild)
   return m;
 }
 
@@ -170,8 +230,8 @@ class RankQueue {
 
 class Bpe final : public Model {
  public:
-  Bpe(const Ctx& c, const json& j, Vocab& vocab) {
-    vocab_ = read_vocab(c, j, vocab);
+  Bpe(const Ctx& c, const json& j, Vocab& vocab, const ModelLists* lists) {
+    vocab_ = read_vocab(c, j, vocab, lists);
     unk_ = opt_str(c, j, "model", "unk_token");
     prefix_ = opt_str(c, j, "model", "continuing_subword_prefix");
     suffix_ = opt_str(c, j, "model", "end_of_word_suffix");
@@ -188,43 +248,116 @@ class Bpe final : public Model {
     }
     const json& merges = c.get(j, "model", "merges");
     if (!merges.is_array()) c.corrupt("model.merges", "is not an array");
-    if (merges.size() > kMaxMerges)
-      c.corrupt("model.merges", "has " + std::to_string(merges.size()) +
+    const bool fast = lists && lists->has_merges;
+    const size_t n_merges = fast ? lists->merges.size() : merges.size();
+    if (n_merges > kMaxMerges)
+      c.corrupt("model.merges", "has " + std::to_string(n_merges) +
                                     " entries, more than the limit " + std::to_string(kMaxMerges));
-    pairs_.reserve(merges.size());
-    rank_ids_.resize(merges.size());
+    struct Merged {
+      TokenId a, b, id;
+    };
+    std::vector<Merged> ranked;  // by rank
+    ranked.reserve(n_merges);
+    const size_t prefix_len = prefix_ ? prefix_->size() : 0;
     bool meta_crossing = false;  // some merge joins a token ending in non-'▁' to one starting '▁'
-    size_t prefix_len = prefix_ ? prefix_->size() : 0;
-    std::string merged;
-    for (size_t i = 0; i < merges.size(); ++i) {
-      const json& m = merges[i];
-      auto where = [&] { return "model.merges[" + std::to_string(i) + "]"; };
+    // Merges are split and looked up a batch at a time: the batch's table slots are prefetched
+    // before probing, since loading is bound by cache misses on the vocabulary table. Errors
+    // are still raised in file order (a bad shape is only noted when the batch is split).
+    struct Item {
       std::string_view a, b;
-      if (m.is_string()) {
-        std::string_view s = m.get_ref<const std::string&>();
-        size_t sp = s.find(' ');
-        if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-          c.corrupt(where(), json(s).dump() + " is not two tokens separated by one space");
-        a = s.substr(0, sp), b = s.substr(sp + 1);
-      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-        a = m[0].get_ref<const std::string&>(), b = m[1].get_ref<const std::string&>();
-      } else {
-        c.corrupt(where(), m.dump().substr(0, 100) + " is neither \"a b\" nor [\"a\", \"b\"]");
+      const json* dom;  // the entry, for messages (DOM path only)
+      std::string_view joined;
+      int shape;  // 0 ok, 1 "a b" without exactly one space, 2 neither form
+      size_t moff;
+      uint64_t ha, hb, hm;
+    };
+    constexpr size_t kBatch = 32;
+    std::array<Item, kBatch> batch{};
+    std::string merged;  // the batch's merged tokens back to back
+    auto split = [](Item& it, std::string_view s) {
+      it.joined = s;
+      size_t sp = s.find(' ');
+      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
+        it.shape = 1;
+      else
+        it.a = s.substr(0, sp), it.b = s.substr(sp + 1);
+    };
+    for (size_t first = 0; first < n_merges; first += kBatch) {
+      const size_t n_batch = std::min(kBatch, n_merges - first);
+      merged.clear();
+      for (size_t k = 0; k < n_batch; ++k) {
+        Item& it = batch[k];
+        it = Item{};
+        if (fast) {
+          const ModelLists::Merge& m = lists->merges[first + k];
+          if (m.joined)
+            split(it, m.a);
+          else
+            it.a = m.a, it.b = m.b;
+        } else {
+          const json& m = merges[first + k];
+          it.dom = &m;
+          if (m.is_string())
+            split(it, m.get_ref<const std::string&>());
+          else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
+            it.a = m[0].get_ref<const std::string&>(), it.b = m[1].get_ref<const std::string&>();
+          else
+            it.shape = 2;
+        }
+        it.moff = merged.size();
+        if (it.shape == 0 && it.b.size() >= prefix_len) {
+          merged.append(it.a);
+          merged.append(it.b.substr(prefix_len));
+        }
       }
-      auto ia = find(vocab_, a), ib = find(vocab_, b);
-      if (!ia) c.corrupt(where(), "left part " + json(a).dump() + " is not in model.vocab");
-      if (!ib) c.corrupt(where(), "right part " + json(b).dump() + " is not in model.vocab");
-      if (b.size() < prefix_len)
-        c.corrupt(where(),
-                  "right part " + json(b).dump() + " is shorter than the continuing prefix");
-      merged.assign(a);
-      merged.append(b.substr(prefix_len));
-      auto in = find(vocab_, merged);
-      if (!in) c.corrupt(where(), "result " + json(merged).dump() + " is not in model.vocab");
-      // A repeated pair takes its last rank, as HF's map insertion does.
-      pairs_.assign(*ia, *ib, {uint32_t(i), *in});
-      rank_ids_[i] = *in;
-      if (b.starts_with(kMeta) && !a.ends_with(kMeta)) meta_crossing = true;
+      for (size_t k = 0; k < n_batch; ++k) {
+        Item& it = batch[k];
+        size_t mend = k + 1 < n_batch ? batch[k + 1].moff : merged.size();
+        it.ha = FlatTokenMap::hash(it.a);
+        it.hb = FlatTokenMap::hash(it.b);
+        it.hm = FlatTokenMap::hash(std::string_view(merged).substr(it.moff, mend - it.moff));
+        vocab_.prefetch(it.ha);
+        vocab_.prefetch(it.hb);
+        vocab_.prefetch(it.hm);
+      }
+      for (size_t k = 0; k < n_batch; ++k) {
+        const Item& it = batch[k];
+        const size_t i = first + k;
+        auto where = [&] { return "model.merges[" + std::to_string(i) + "]"; };
+        if (it.shape == 1)
+          c.corrupt(where(), json(std::string(it.joined)).dump() +
+                                 " is not two tokens separated by one space");
+        if (it.shape == 2)
+          c.corrupt(where(),
+                    it.dom->dump().substr(0, 100) + " is neither \"a b\" nor [\"a\", \"b\"]");
+        TokenId ia = vocab_.find_hashed(it.a, it.ha), ib = vocab_.find_hashed(it.b, it.hb);
+        if (ia < 0)
+          c.corrupt(where(),
+                    "left part " + json(std::string(it.a)).dump() + " is not in model.vocab");
+        if (ib < 0)
+          c.corrupt(where(),
+                    "right part " + json(std::string(it.b)).dump() + " is not in model.vocab");
+        if (it.b.size() < prefix_len)
+          c.corrupt(where(), "right part " + json(std::string(it.b)).dump() +
+                                 " is shorter than the continuing prefix");
+        size_t mend = k + 1 < n_batch ? batch[k + 1].moff : merged.size();
+        std::string_view m = std::string_view(merged).substr(it.moff, mend - it.moff);
+        TokenId in = vocab_.find_hashed(m, it.hm);
+        if (in < 0)
+          c.corrupt(where(), "result " + json(std::string(m)).dump() + " is not in model.vocab");
+        ranked.push_back({ia, ib, in});
+        if (it.b.starts_with(kMeta) && !it.a.ends_with(kMeta)) meta_crossing = true;
+      }
+    }
+    // A repeated pair takes its last rank, as HF's map insertion does: inserting from the last
+    // rank down, the first insertion (kept by PairIndex) is that one.
+    pairs_.reserve(ranked.size());
+    rank_ids_.resize(ranked.size());
+    for (size_t r = 0; r < ranked.size(); ++r) rank_ids_[r] = ranked[r].id;
+    constexpr size_t kAhead = 16;
+    for (size_t r = ranked.size(); r-- > 0;) {
+      if (r >= kAhead) pairs_.prefetch(ranked[r - kAhead].a, ranked[r - kAhead].b);
+      pairs_.insert(ranked[r].a, ranked[r].b, {uint32_t(r), ranked[r].id});
     }
     // See split_at_meta_ below.
     split_at_meta_ = !meta_crossing && !prefix_ && !suffix_ && find(vocab_, kMeta) &&
@@ -401,7 +534,7 @@ class Bpe final : public Model {
   static constexpr size_t kShortWord = 256;
   size_t n_merges() const { return rank_ids_.size(); }
 
-  TokenMap vocab_;
+  FlatTokenMap vocab_;
   PairIndex pairs_;                // (left id, right id) -> (rank, merged id)
   std::vector<TokenId> rank_ids_;  // rank -> merged id
   // Cut pieces into words before each '▁' that follows a character other than '▁', and merge
@@ -427,8 +560,8 @@ class Bpe final : public Model {
 
 class WordPiece final : public Model {
  public:
-  WordPiece(const Ctx& c, const json& j, Vocab& vocab) {
-    vocab_ = read_vocab(c, j, vocab);
+  WordPiece(const Ctx& c, const json& j, Vocab& vocab, const ModelLists* lists) {
+    vocab_ = read_vocab(c, j, vocab, lists);
     std::string unk = c.str(j, "model", "unk_token");
     auto id = find(vocab_, unk);
     if (!id) c.corrupt("model.unk_token", json(unk).dump() + " is not in model.vocab");
@@ -482,7 +615,7 @@ class WordPiece final : public Model {
   }
 
  private:
-  TokenMap vocab_;
+  FlatTokenMap vocab_;
   TokenId unk_id_ = 0;
   std::string prefix_;
   uint64_t max_chars_ = 100;
@@ -490,7 +623,8 @@ class WordPiece final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab) {
+std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab,
+                                  const ModelLists* lists) {
   if (!j.is_object())
     c.corrupt("model", "is " + std::string(j.type_name()) + ", expected an object");
   std::string type;
@@ -502,8 +636,8 @@ std::unique_ptr<Model> make_model(const Ctx& c, const json& j, Vocab& vocab) {
   } else if (t == j.end() && j.contains("max_input_chars_per_word")) {
     type = "WordPiece";
   }
-  if (type == "BPE") return std::make_unique<Bpe>(c, j, vocab);
-  if (type == "WordPiece") return std::make_unique<WordPiece>(c, j, vocab);
+  if (type == "BPE") return std::make_unique<Bpe>(c, j, vocab, lists);
+  if (type == "WordPiece") return std::make_unique<WordPiece>(c, j, vocab, lists);
   if (type == "Unigram") return make_unigram(c, j, vocab);
   if (type == "SentencePieceBPE" && c.internal) return make_spm_bpe(c, j, vocab);
   c.unsupported("model.type", t != j.end() ? *t : json(nullptr), "BPE, WordPiece, Unigram");

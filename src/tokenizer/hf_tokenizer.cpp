@@ -169,8 +169,12 @@ class HfTokenizer final : public Tokenizer {
     ctx_.internal = true;
     init(j, name);
   }
+  // From parse_fast's document.
+  HfTokenizer(const json& j, const ModelLists& lists, const std::string& name) {
+    init(j, name, &lists);
+  }
 
-  void init(const json& j, const std::string& name) {
+  void init(const json& j, const std::string& name, const ModelLists* lists = nullptr) {
     ctx_.file = name;
     if (!j.is_object()) ctx_.corrupt("(root)", "is not an object");
     for (const char* key : {"truncation", "padding"}) {
@@ -178,7 +182,7 @@ class HfTokenizer final : public Tokenizer {
       if (it != j.end() && !it->is_null())
         ctx_.unsupported(key, *it, "null (set truncation / padding per call instead)");
     }
-    model_ = make_model(ctx_, ctx_.get(j, "(root)", "model"), vocab_);
+    model_ = make_model(ctx_, ctx_.get(j, "(root)", "model"), vocab_, lists);
     read_added(j);
     vocab_.special.assign(vocab_.tokens.size(), 0);
     for (const AddedToken& t : added_)
@@ -253,9 +257,9 @@ class HfTokenizer final : public Tokenizer {
     return vocab_.tokens[size_t(id)];
   }
   std::optional<TokenId> token_id(std::string_view token) const override {
-    auto it = vocab_.ids.find(std::string(token));
-    if (it == vocab_.ids.end()) return std::nullopt;
-    return it->second;
+    TokenId id = vocab_.ids.find(token);
+    if (id < 0) return std::nullopt;
+    return id;
   }
   std::string display(TokenId id) const override { return display_token(token_bytes(id)); }
   std::string token_bytes(TokenId id) const override {
@@ -285,9 +289,15 @@ class HfTokenizer final : public Tokenizer {
   // may repeat a model token with the same content; new ids must extend the vocabulary densely.
   void read_added(const json& j) {
     const size_t n_model = vocab_.tokens.size();
-    for (size_t i = 0; i < n_model; ++i)
-      if (vocab_.present[i]) vocab_.ids.emplace(vocab_.tokens[i], TokenId(i));
     auto it = j.find("added_tokens");
+    // BPE and WordPiece fill vocab_.ids already; the other models leave it to this.
+    if (vocab_.ids.size() == 0) {
+      size_t n_bytes = 0;
+      for (const std::string& t : vocab_.tokens) n_bytes += t.size();
+      vocab_.ids.reserve(n_model, n_bytes);
+      for (size_t i = 0; i < n_model; ++i)
+        if (vocab_.present[i]) vocab_.ids.insert(vocab_.tokens[i], TokenId(i));
+    }
     if (it == j.end() || it->is_null()) return;
     if (!it->is_array()) ctx_.corrupt("added_tokens", "is not an array");
     const size_t limit = n_model + it->size() + kIdSlack;
@@ -327,7 +337,7 @@ class HfTokenizer final : public Tokenizer {
         vocab_.tokens[k] = t.content;
       }
       // The added vocabulary wins lookups by content, as in HF.
-      vocab_.ids[t.content] = t.id;
+      vocab_.ids.insert(t.content, t.id, /*replace=*/true);
       added_.push_back(std::move(t));
     }
   }
@@ -359,6 +369,17 @@ std::unique_ptr<Tokenizer> load_internal(const json& j, const std::string& name,
 
 std::unique_ptr<Tokenizer> load_tokenizer_json_text(std::string_view json,
                                                     const std::string& name) {
+  // The fast path (simdjson, model.vocab / merges as views) gives the same tokenizer; on any
+  // error the reference path below (nlohmann's DOM) runs again, so messages and the acceptance
+  // of odd-but-valid files (repeated keys, key order) are exactly the reference's.
+  try {
+    hf::json root;
+    hf::ModelLists lists;
+    if (hf::parse_fast(json, &root, &lists))
+      return std::make_unique<hf::HfTokenizer>(root, lists, name);
+  } catch (const Error&) {
+  } catch (const nlohmann::json::exception&) {
+  }
   try {
     return std::make_unique<hf::HfTokenizer>(json, name);
   } catch (const nlohmann::json::exception& e) {  // every access is checked; this is a backstop

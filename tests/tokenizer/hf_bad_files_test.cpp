@@ -316,5 +316,40 @@ TEST(HfTokenizerFile, T33RefusesAUnigramModelWithoutUnkId) {
   expect_error(j, ErrorCode::kUnsupported, {"model.unk_id"});
 }
 
+// The fast reader (simdjson) and the reference (nlohmann's DOM) must agree on what a file
+// means; where they might not, the reference decides (docs/tokenizer.md "Any tokenizer.json").
+TEST(HfTokenizerFile, RepeatedVocabKeyKeepsItsLastIdAsTheReferenceParserDoes) {
+  std::string text = base().dump();
+  const std::string vocab = R"("vocab":{"a":0,)";
+  ASSERT_NE(text.find(vocab), std::string::npos);
+  text.replace(text.find(vocab), vocab.size(), R"("vocab":{"a":0,"a":7,)");
+  auto tok = load_tokenizer_json_text(text, "repeat.json");
+  EXPECT_EQ(tok->token_id("a"), std::optional<TokenId>(7));
+  EXPECT_EQ(tok->token(0), std::nullopt);
+  EXPECT_EQ(tok->encode_ids("abc b"), (std::vector<TokenId>{4, 1}));
+}
+
+TEST(HfTokenizerFile, LoneSurrogateEscapeIsNotValidJson) {
+  std::string text = base().dump();
+  const std::string key = R"("abc":4)";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.replace(text.find(key), key.size(), R"("abc":4,"\udc00":9)");
+  try {
+    load_tokenizer_json_text(text, "bad.json");
+    ADD_FAILURE() << "loaded a lone low surrogate";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("bad.json: not valid JSON"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HfTokenizerFile, PairAndStringMergesGiveTheSameIds) {
+  json j = base();
+  j["model"]["merges"] = {{"a", "b"}, "ab c"};
+  auto tok = load_tokenizer_json_text(j.dump(), "pairs.json");
+  EXPECT_EQ(tok->encode_ids("abc ab a"), (std::vector<TokenId>{4, 3, 0}));
+}
+
 }  // namespace
 }  // namespace embedscope
