@@ -12,10 +12,7 @@ struct Opts {
 
 int run(Opts& o) {
   ModelHandlePtr a = open_handle(o.a), b = open_handle(o.b);
-  api::CompareReport rep = api::compare(*a, *b, o.c);
-  o.json ? print_json(api::to_json(rep))
-         : print_text(api::to_text(rep, a->table().dim(), b->table().dim()));
-  return kExitOk;
+  return print(o.json, api::compare(*a, *b, o.c));
 }
 
 void flags(CLI::App& app, Opts& o) {

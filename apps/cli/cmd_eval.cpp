@@ -1,7 +1,6 @@
 // embedscope eval analogy|similarity FILE: gensim-compatible intrinsic evaluation.
 #include "common.h"
 #include "embedscope/api/eval.h"
-#include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
 namespace {
@@ -21,7 +20,6 @@ int report(const ModelHandle& h, const Opts& o, const R& r) {
 }
 
 int run(Opts& o) {
-  if (o.e.n_threads == 0) o.e.n_threads = process_threads();
   ModelHandlePtr h = open_handle(o.model, o.tokenizer);
   if (o.kind == "analogy") return report(*h, o, api::eval_analogies(*h, o.file, o.e));
   return report(*h, o, api::eval_pairs(*h, o.file, o.e));

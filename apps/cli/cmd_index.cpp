@@ -23,7 +23,7 @@ int run_build(Opts o) {
   o.b.n_threads = o.f.threads;
   Model m = load_model_or_default(ref, {}, stderr_progress());
   end_stderr_progress(true);  // the default model's first-use training line, if any
-  api::IndexBuildResult r = api::build_index(std::move(m), o.b);
+  api::IndexBuildResult r = api::build_index(m, o.b);
   json j = api::to_json(r);
   j["total_ms"] = now_ms() - t0;
   o.f.json ? print_json(j) : print_text(api::to_text(r));

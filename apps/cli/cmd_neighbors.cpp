@@ -31,15 +31,10 @@ api::NeighborQuery make_query(const ModelHandle& h, const Opts& o) {
 }
 
 int print_batch(const ModelHandle& h, const Opts& o, const api::NeighborsResult& res) {
-  size_t n_ok = 0;
-  for (const auto& a : res.answers) {
-    n_ok += a.error.empty();
+  for (const auto& a : res.answers)
     if (o.f.json) print_json(api::batch_line_json(h, res, a), false);
-  }
   if (!o.f.json) print_text(api::batch_text(h, res));
-  std::fprintf(stderr, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok,
-               res.elapsed_ms, std::string(search_mode_name(res.mode)).c_str(), res.threads,
-               o.f.json ? "json" : "text");
+  std::fputs(api::batch_summary(res, o.f.json).c_str(), stderr);
   return kExitOk;
 }
 

@@ -11,17 +11,13 @@ struct Opts {
 
 int run_pair(Opts& o, bool rank) {
   ModelHandlePtr h = open_search(o.f, 2, rank ? "rank" : "similarity", "two words A B");
-  api::PairResult r =
-      api::word_pair(*h, {.a = o.f.args[0], .b = o.f.args[1], .rank = rank, .center = o.center});
-  o.f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(r));
-  return kExitOk;
+  api::PairRequest q{.a = o.f.args[0], .b = o.f.args[1], .rank = rank, .center = o.center};
+  return print(o.f.json, api::word_pair(*h, q), *h);
 }
 
 int run_doesnt_match(Opts& o) {
   ModelHandlePtr h = open_search(o.f, -1);
-  api::DoesntMatchResult r = api::doesnt_match(*h, {.words = o.f.args, .center = o.center});
-  o.f.json ? print_json(api::to_json(*h, r)) : print_text(api::to_text(r));
-  return kExitOk;
+  return print(o.f.json, api::doesnt_match(*h, {.words = o.f.args, .center = o.center}), *h);
 }
 
 // The three commands' flags: the positionals, --model, --threads, --json, --center.

@@ -1,6 +1,5 @@
 // embedscope stats: norms, anisotropy, hubness, PCA spectrum of one table.
 #include "common.h"
-#include "embedscope/core/thread_pool.h"
 
 namespace embedscope::cli {
 namespace {
@@ -12,7 +11,6 @@ struct Opts {
 };
 
 int run(Opts& o) {
-  if (o.s.n_threads == 0) o.s.n_threads = process_threads();
   ModelHandlePtr h = open_handle(o.model);
   return print(o.json, api::stats(*h, o.s), *h);
 }

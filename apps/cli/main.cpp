@@ -30,8 +30,7 @@ int main_impl(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   try {
     apply_text_options();

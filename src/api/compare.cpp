@@ -9,6 +9,8 @@ CompareReport compare(const ModelHandle& a, const ModelHandle& b, CompareOptions
   CompareReport r;
   r.a = a.model().ref;
   r.b = b.model().ref;
+  r.dim_a = a.table().dim();
+  r.dim_b = b.table().dim();
   r.options = options;
   r.result = compare_tables(a.model().emb, b.model().emb, options);
   return r;

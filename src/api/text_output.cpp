@@ -104,6 +104,15 @@ std::string index_query_text(const ModelHandle& h, const HnswResult& r) {
   return r.request.check_recall ? s + recall_line(to_json(h, r), r.request.k) : s;
 }
 
+std::string batch_summary(const NeighborsResult& r, bool json) {
+  size_t n_ok = 0;
+  for (const auto& a : r.answers) n_ok += a.error.empty();
+  std::string s;
+  appendf(s, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok, r.elapsed_ms,
+          std::string(search_mode_name(r.mode)).c_str(), r.threads, json ? "json" : "text");
+  return s;
+}
+
 std::string batch_text(const ModelHandle& h, const NeighborsResult& r) {
   std::string s;
   for (const NeighborsAnswer& a : r.answers) {
@@ -127,7 +136,7 @@ std::string to_text(const ModelHandle& h, const AnalogyResult& r) {
   return s + neighbor_lines(h, r.neighbors, Metric::kCosine);
 }
 
-std::string to_text(const PairResult& r) {
+std::string to_text(const ModelHandle&, const PairResult& r) {
   std::string s;
   if (r.request.rank)
     appendf(s, "rank of '%s' among the neighbours of '%s': %zu (cosine %.4f)\n",
@@ -137,7 +146,9 @@ std::string to_text(const PairResult& r) {
   return s;
 }
 
-std::string to_text(const DoesntMatchResult& r) { return p(r.request.words.at(r.odd)) + "\n"; }
+std::string to_text(const ModelHandle&, const DoesntMatchResult& r) {
+  return p(r.request.words.at(r.odd)) + "\n";
+}
 
 std::string to_text(const ModelHandle& h, const ExploreResult& r) {
   const EmbeddingTable& t = h.table();
@@ -301,7 +312,7 @@ std::string to_text(const ModelHandle&, const PairsResult& r) {
   return s;
 }
 
-std::string to_text(const CompareReport& rep, size_t dim_a, size_t dim_b) {
+std::string to_text(const CompareReport& rep) {
   const CompareResult& r = rep.result;
   std::string s;
   appendf(s, "%s vs %s: %zu shared rows (matched by %s)\n", rep.a.c_str(), rep.b.c_str(),
@@ -309,7 +320,7 @@ std::string to_text(const CompareReport& rep, size_t dim_a, size_t dim_b) {
   appendf(s, "overlap@%zu: %.3f mean over %zu words\n", rep.options.k, r.mean_overlap,
           r.overlaps.size());
   if (!r.aligned) {
-    appendf(s, "dims differ (%zu vs %zu): no Procrustes alignment\n", dim_a, dim_b);
+    appendf(s, "dims differ (%zu vs %zu): no Procrustes alignment\n", rep.dim_a, rep.dim_b);
     return s;
   }
   appendf(s, "Procrustes-aligned drift (1 - cos): mean %.4f, median %.4f\n", r.mean_drift,

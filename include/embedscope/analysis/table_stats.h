@@ -38,7 +38,7 @@ struct StatsOptions {
   size_t n_components = 10;
   size_t max_pca_rows = 20000;
   uint64_t seed = 42;
-  size_t n_threads = 1;
+  size_t n_threads = 1;  // search threads; 0: the process pool's size
 };
 
 struct Distribution {
@@ -66,7 +66,7 @@ struct CompareOptions {
   size_t n_words = 1000;  // sampled shared rows for overlap (0 = all)
   size_t n_moved = 20;
   uint64_t seed = 42;
-  size_t n_threads = 1;
+  size_t n_threads = 1;  // search threads; 0: the process pool's size
 };
 
 struct WordOverlap {

@@ -20,7 +20,8 @@
 namespace embedscope::api {
 
 struct CompareReport {
-  std::string a, b;  // the references as given
+  std::string a, b;             // the references as given
+  size_t dim_a = 0, dim_b = 0;  // the tables' widths (named when they differ)
   CompareOptions options;
   CompareResult result;
 };

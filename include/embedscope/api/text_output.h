@@ -37,11 +37,14 @@ std::string to_text(const ModelHandle& h, const HnswResult& r);
 std::string index_query_text(const ModelHandle& h, const HnswResult& r);
 // A batch: "query: tok(score) tok(score) ..." or "query: error: ..." per answer.
 std::string batch_text(const ModelHandle& h, const NeighborsResult& r);
+// The batch's stderr line: "batch: N queries in T ms (mode, K threads, json|text)", N answered.
+std::string batch_summary(const NeighborsResult& r, bool json);
 // "a : b :: c : ?   (3CosAdd, T ms)" and the neighbours.
 std::string to_text(const ModelHandle& h, const AnalogyResult& r);
 // similarity: the cosine; rank: "rank of 'b' among the neighbours of 'a': R (cosine C)".
-std::string to_text(const PairResult& r);
-std::string to_text(const DoesntMatchResult& r);  // the odd word
+// (The handle only mirrors to_json's signature, so one print(r, handle) serves both.)
+std::string to_text(const ModelHandle& h, const PairResult& r);
+std::string to_text(const ModelHandle& h, const DoesntMatchResult& r);  // the odd word
 
 // The labelled table, the baseline and the verdict.
 std::string to_text(const ModelHandle& h, const ExploreResult& r);
@@ -52,8 +55,7 @@ std::string to_text(const ModelInfo& i);
 std::string to_text(const ModelHandle& h, const TableStats& s);
 std::string to_text(const ModelHandle& h, const embedscope::AnalogyResult& r);  // eval analogy
 std::string to_text(const ModelHandle& h, const PairsResult& r);                // eval similarity
-// dim_a / dim_b: the two tables' widths (named when they differ and nothing was aligned).
-std::string to_text(const CompareReport& r, size_t dim_a, size_t dim_b);
+std::string to_text(const CompareReport& r);
 // out: where the coordinates were written.
 std::string to_text(const ProjectionResult& r, const std::string& out);
 // One line per row: "id <TAB> token <TAB> v0 v1 ..." (%.9g, float32 round-trips).
