@@ -532,6 +532,9 @@ async function loadVocab() {
 }
 
 async function start() {
+  // Loading from here on: a restart (after the API key) must not leave the last attempt's
+  // "error" showing while the models load.
+  document.body.dataset.scatter = 'loading';
   const u = readUrl();
   $('q').value = u.q;
   state.projection = u.projection;
