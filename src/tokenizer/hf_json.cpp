@@ -106,6 +106,9 @@ bool parse_fast(std::string_view text, json* root, ModelLists* lists) {
   auto parser = std::make_shared<sj::dom::parser>();
   sj::dom::element doc;
   // parse() copies the text into a padded buffer (simdjson reads up to 64 bytes past the end).
+  // An empty view may carry a null pointer, which simdjson would memcpy from (UB): empty text
+  // is not JSON anyway, and the DOM path reports it.
+  if (text.empty()) return false;
   if (parser->parse(text.data(), text.size()).get(doc) != sj::SUCCESS) return false;
   sj::dom::object top;
   if (doc.get(top) != sj::SUCCESS) {
