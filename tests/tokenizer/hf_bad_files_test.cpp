@@ -52,6 +52,20 @@ TEST(HfTokenizerFile, BaseFileLoadsAndEncodes) {
   EXPECT_EQ(tok->vocab_size(), 6u);
 }
 
+// An empty view (null data) must not reach simdjson's fast path; the reference parser names
+// the file. Both a default string_view and an empty string's view.
+TEST(HfTokenizerFile, EmptyTextIsACorruptFileNotACrash) {
+  for (std::string_view text : {std::string_view(), std::string_view("")}) {
+    try {
+      load_tokenizer_json_text(text, "empty.json");
+      ADD_FAILURE() << "empty text loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find("empty.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(HfTokenizerFile, T17RejectsTextThatIsNotJson) {
   try {
     load_tokenizer_json_text("{\"model\": ", "bad.json");
