@@ -302,18 +302,19 @@ def ranges(out):
         rows.append('%X %X' % (lo, hi))
     open(out, 'w').write('\n'.join(rows) + '\n')
 
-mode, args = sys.argv[1], sys.argv[2:]
-E = lambda i: json.loads(args[i]) if len(args) > i else {}
-if mode == 'gpt2': gpt2(args[0], args[1], args[2], E(3))
-elif mode == 'llama': llama(args[0], args[1], E(2))
-elif mode == 'spm': spm_gguf(args[0], args[1])
-elif mode == 'bert': bert(args[0], args[1])
-elif mode == 't5': t5(args[0], args[1])
-elif mode == 'tiny': tiny(args[0], args[1], E(2))
-elif mode == 'many':  # OUT_DIR [[model, edits], ...] -> OUT_DIR/<i>.gguf
-    for i, (model, edits) in enumerate(json.loads(args[1])):
-        tiny(model, '%s/%d.gguf' % (args[0], i), edits)
-elif mode == 'train': train(args[0], args[1], args[2])
-elif mode == 'ranges': ranges(args[0])
-elif mode == 'pairs': pairs(args[0], json.loads(args[1]))
-else: sys.exit('unknown mode ' + mode)
+if __name__ == '__main__':  # hf_parity_test.cpp imports normalizer_spec
+    mode, args = sys.argv[1], sys.argv[2:]
+    E = lambda i: json.loads(args[i]) if len(args) > i else {}
+    if mode == 'gpt2': gpt2(args[0], args[1], args[2], E(3))
+    elif mode == 'llama': llama(args[0], args[1], E(2))
+    elif mode == 'spm': spm_gguf(args[0], args[1])
+    elif mode == 'bert': bert(args[0], args[1])
+    elif mode == 't5': t5(args[0], args[1])
+    elif mode == 'tiny': tiny(args[0], args[1], E(2))
+    elif mode == 'many':  # OUT_DIR [[model, edits], ...] -> OUT_DIR/<i>.gguf
+        for i, (model, edits) in enumerate(json.loads(args[1])):
+            tiny(model, '%s/%d.gguf' % (args[0], i), edits)
+    elif mode == 'train': train(args[0], args[1], args[2])
+    elif mode == 'ranges': ranges(args[0])
+    elif mode == 'pairs': pairs(args[0], json.loads(args[1]))
+    else: sys.exit('unknown mode ' + mode)

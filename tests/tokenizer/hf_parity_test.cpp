@@ -200,26 +200,9 @@ with open(out + "/spm_ids.jsonl", "w") as f:
 spm.SentencePieceTrainer.train(input=out + "/train.txt", model_prefix=out + "/nfkc",
     model_type="unigram", vocab_size=2000, character_coverage=0.9995,
     normalization_rule_name="nmt_nfkc", num_threads=2, minloglevel=2)
-def charsmap(path):  # ModelProto.normalizer_spec (3) .precompiled_charsmap (2), by hand
-    def fields(b):
-        i = 0
-        while i < len(b):
-            k, i = varint(b, i)
-            w = k & 7
-            if w == 0: v, i = varint(b, i)
-            elif w == 1: v, i = None, i + 8
-            elif w == 5: v, i = None, i + 4
-            else:
-                n, i = varint(b, i)
-                v, i = b[i:i + n], i + n
-            yield k >> 3, v
-    def varint(b, i):
-        v = s = 0
-        while True:
-            c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
-            if c < 0x80: return v, i
-    spec = [v for f, v in fields(open(path, "rb").read()) if f == 3][0]
-    return [v for f, v in fields(spec) if f == 2][0]
+sys.path.insert(0, sys.argv[4])  # tests/tokenizer: the one hand-written ModelProto reader
+from gguf_vocab_writer import normalizer_spec
+charsmap = lambda path: normalizer_spec(path)[0]
 import base64
 sp = spm.SentencePieceProcessor(model_file=out + "/nfkc.model")
 vocab = [[sp.id_to_piece(i), sp.get_score(i)] for i in range(sp.get_piece_size())]
@@ -272,7 +255,8 @@ const std::string& unigram_dir() {
   static const std::unique_ptr<test::TempDir> dir = [] {
     auto d = std::make_unique<test::TempDir>();
     test::CommandResult r =
-        test::run_python(kTrainUnigram, {inputs().brown, d->path(), inputs().random});
+        test::run_python(kTrainUnigram, {inputs().brown, d->path(), inputs().random,
+                                         std::string(ES_SOURCE_DIR) + "/tests/tokenizer"});
     EXPECT_EQ(r.rc, 0) << "sentencepiece training failed (run scripts/setup.sh)";
     return d;
   }();
