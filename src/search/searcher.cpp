@@ -325,7 +325,9 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
   }
   std::vector<std::vector<Neighbor>> out(n_queries);
   if (n_queries == 0) return out;
-  if (o.mode == SearchMode::kFast || o.csls_k > 0) {
+  // One query is a single search: a gemv through OpenBLAS would cost its load and relocations
+  // (~12% of a one-shot query in a fresh process) and give what search() gives.
+  if (o.mode == SearchMode::kFast || o.csls_k > 0 || n_queries == 1) {
     for (size_t qi = 0; qi < n_queries; ++qi) {
       SearchOptions one = o;
       one.exclude = excl[qi];

@@ -11,10 +11,11 @@
 //           exact float32 re-ranking of the best max(k * rerank_factor, kMinFastCandidates)
 //           candidates. Returned scores are always exact; only membership can differ from
 //           kExact, and tests/search check it does not on trained embeddings.
-// Batches (search_batch) go through OpenBLAS sgemm over blocks of rows, keeping the top k per
-// query. Options: mean-centering (an anisotropy correction: rows and queries have the mean row
-// subtracted) and CSLS re-ranking (2 cos(q, y) - r(q) - r(y), r = mean cosine to the csls_k
-// nearest rows; applied to the best cosine candidates).
+// Batches (search_batch) of two or more queries go through OpenBLAS sgemm over blocks of rows,
+// keeping the top k per query; a batch of one is search(). Options: mean-centering (an
+// anisotropy correction: rows and queries have the mean row subtracted) and CSLS re-ranking
+// (2 cos(q, y) - r(q) - r(y), r = mean cosine to the csls_k nearest rows; applied to the best
+// cosine candidates).
 //
 // Queries live in "search space": when centering, subtract mean() from raw vectors first
 // (to_search_space does it); row() returns rows already in search space.
@@ -119,7 +120,8 @@ class Searcher {
   std::vector<Neighbor> search(std::span<const float> query, const SearchOptions& options) const;
 
   // n_queries queries, row-major (n_queries x dim). kExact runs sgemm over blocks of rows, or
-  // the bounded int8 batch (ExactScan); kFast answers each query with search(). exclude_per_query,
+  // the bounded int8 batch (ExactScan); kFast, CSLS and a batch of one query answer each query
+  // with search(). exclude_per_query,
   // when given, has n_queries entries added to options.exclude for that query.
   std::vector<std::vector<Neighbor>> search_batch(
       std::span<const float> queries, size_t n_queries, const SearchOptions& options,
