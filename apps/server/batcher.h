@@ -57,7 +57,7 @@ class NeighborsBatcher {
     bool failed = false;
     bool library_error = false;  // an embedscope::Error (else another std::exception)
     ErrorCode code = ErrorCode::kInvalidArgument;
-    std::string message;
+    std::string message{};
   };
   struct Item {
     api::NeighborsRequest req;

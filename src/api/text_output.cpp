@@ -104,12 +104,12 @@ std::string index_query_text(const ModelHandle& h, const HnswResult& r) {
   return r.request.check_recall ? s + recall_line(to_json(h, r), r.request.k) : s;
 }
 
-std::string batch_summary(const NeighborsResult& r, bool json) {
+std::string batch_summary(const NeighborsResult& r, bool as_json) {
   size_t n_ok = 0;
   for (const auto& a : r.answers) n_ok += a.error.empty();
   std::string s;
   appendf(s, "batch: %zu queries in %.3f ms (%s, %zu threads, %s)\n", n_ok, r.elapsed_ms,
-          std::string(search_mode_name(r.mode)).c_str(), r.threads, json ? "json" : "text");
+          std::string(search_mode_name(r.mode)).c_str(), r.threads, as_json ? "json" : "text");
   return s;
 }
 

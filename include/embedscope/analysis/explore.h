@@ -50,7 +50,7 @@ struct ExploreOptions {
   uint64_t seed = 42;       // baseline seed (row streams use seed mixed with the query's
                             // first row id) and --sample's word choice
   bool all_tokens = false;  // candidates: every row, not only whole words
-  std::string init;         // baseline init override ("normal:0.02"); "" = Model::init_hint
+  std::string init{};       // baseline init override ("normal:0.02"); "" = Model::init_hint
   size_t n_threads = 1;
 };
 

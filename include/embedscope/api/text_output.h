@@ -38,7 +38,7 @@ std::string index_query_text(const ModelHandle& h, const HnswResult& r);
 // A batch: "query: tok(score) tok(score) ..." or "query: error: ..." per answer.
 std::string batch_text(const ModelHandle& h, const NeighborsResult& r);
 // The batch's stderr line: "batch: N queries in T ms (mode, K threads, json|text)", N answered.
-std::string batch_summary(const NeighborsResult& r, bool json);
+std::string batch_summary(const NeighborsResult& r, bool as_json);
 // "a : b :: c : ?   (3CosAdd, T ms)" and the neighbours.
 std::string to_text(const ModelHandle& h, const AnalogyResult& r);
 // similarity: the cosine; rank: "rank of 'b' among the neighbours of 'a': R (cosine C)".
