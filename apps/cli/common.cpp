@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -82,11 +81,6 @@ void print_json(const json& j, bool pretty) {
 }
 
 void print_text(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer, size_t threads) {
   if (threads) set_process_threads(threads);

@@ -69,7 +69,6 @@ int print(bool as_json, const R& r, auto&&... ctx) {
 // threads > 0.
 ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer = "auto",
                            size_t threads = 0);
-double now_ms();
 
 // A search command's own flags (neighbors, analogy, similarity, rank, doesnt-match, index):
 // the positionals "[FILE] words...", --model, --threads, --json.

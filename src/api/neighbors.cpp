@@ -1,19 +1,14 @@
 #include "embedscope/api/neighbors.h"
 
-#include <chrono>
 #include <cmath>
 
 #include "embedscope/core/error.h"
+#include "embedscope/core/progress.h"
 #include "embedscope/search/analogy.h"
 
 namespace embedscope::api {
 
 namespace {
-
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 struct Prepared {
   std::vector<float> vec;    // search space

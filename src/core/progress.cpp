@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,11 @@ ProgressFn stderr_progress() {
 
 void end_stderr_progress(bool clear) {
   if (::isatty(2)) std::fprintf(stderr, clear ? "\r\033[K" : "\n");
+}
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace embedscope

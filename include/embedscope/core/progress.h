@@ -32,4 +32,7 @@ ProgressFn stderr_progress();
 // erases it; nothing otherwise.
 void end_stderr_progress(bool clear = false);
 
+// Milliseconds on the monotonic clock, for the durations that commands report.
+double now_ms();
+
 }  // namespace embedscope
