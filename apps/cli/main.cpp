@@ -3,8 +3,10 @@
 
 #include "command.h"
 #include "common.h"
+#include "embedscope/core/detach.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
+#include "embedscope/dist/launch.h"
 
 namespace embedscope::cli {
 
@@ -53,4 +55,7 @@ int main_impl(int argc, char** argv) {
 
 }  // namespace embedscope::cli
 
-int main(int argc, char** argv) { return embedscope::cli::main_impl(argc, argv); }
+int main(int argc, char** argv) {
+  return embedscope::run_detached([&] { return embedscope::cli::main_impl(argc, argv); },
+                                  embedscope::dist::may_detach(argc, argv));
+}

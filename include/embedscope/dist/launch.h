@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace embedscope::dist {
 
@@ -30,6 +31,15 @@ inline size_t local_process_count() {
   if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); v && *v)
     return std::max<size_t>(1, std::strtoull(v, nullptr, 10));
   return 1;
+}
+
+// Whether the CLI may answer from a detached child (core/detach.h): not under an MPI launcher,
+// which tracks this pid, and not for the long-running commands (serve, train, or an argument
+// spelled like one), whose signals must reach the process doing the work.
+inline bool may_detach(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "serve" || std::string_view(argv[i]) == "train") return false;
+  return launched_process_count() == 1;
 }
 
 // What a build without MPI says when it is launched as several processes.
