@@ -592,6 +592,15 @@ TEST(GgufVocab, KimiK2AndAfmoeSplitAsLlamaCppsCode) {
     auto tok = load_gguf_tokenizer(f);
     EXPECT_EQ(pieces_of(*tok, c.text), c.pieces);
   }
+  // llama.cpp loads a kimi-k2 file without tokenizer.ggml.merges (and then merges nothing); the
+  // other names still need the key (BadVocabulariesAreClearErrors).
+  python({"many", d.path(),
+          json::array({{"gpt2",
+                        {{"set", {{"tokenizer.ggml.pre", {8, "kimi-k2"}}}},
+                         {"del", {"tokenizer.ggml.merges"}}}}})
+              .dump()});
+  auto bare = load_gguf_tokenizer(d.file("0.gguf"));
+  EXPECT_EQ(bare->encode_ids(" t"), (std::vector<TokenId>{220, 83}));  // "Ġ" "t", not "Ġt" (256)
 }
 
 }  // namespace
