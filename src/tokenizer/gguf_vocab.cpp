@@ -3,7 +3,6 @@
 // pipeline that the Hugging Face engine (hf_*.cpp) runs.
 #include "embedscope/tokenizer/gguf_vocab.h"
 
-#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -26,12 +25,17 @@ using nlohmann::json;
 // Face does. Code points that Unicode normalization would change (Greek oxia letters, the Ohm
 // and Kelvin signs) are written as \x{...} so that no editor or tool can alter the ranges.
 // ignore_merges and add_bos are llama.cpp's defaults for the name (add_bos is overridden by
-// tokenizer.ggml.add_bos_token).
+// tokenizer.ggml.add_bos_token). `text` is what the BPE runs on: llama.cpp's byte_encode (GPT-2's
+// byte-to-character map, ByteLevel) or raw UTF-8 (byte_encode false), where llama.cpp also
+// writes spaces as "▁" for the names that set escape_whitespaces.
+enum class BpeText { kByteLevel, kRaw, kRawEscaped };
 struct PreRow {
   std::vector<std::string_view> names;
   std::vector<std::string_view> regexes;
   bool ignore_merges = false;
   bool add_bos = false;
+  BpeText text = BpeText::kByteLevel;
+  bool whole_newline_runs = false;  // gemma4: a piece of '\n's that is a token is taken whole
 };
 
 constexpr std::string_view kGpt2Re =
@@ -47,6 +51,28 @@ constexpr std::string_view kStarcoderRe =
 constexpr std::string_view kDeepseek3Re =
     R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kPoroRe = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
+// kimi-k2: llama.cpp splits with hand-written code (unicode_regex_split_custom_kimi_k2), not
+// with Moonshot's tiktoken pattern; this regex does what that code does: a run of Han (the
+// code's unicode_cpt_is_han code point ranges, not Script=Han); an optional leading character
+// that is not \r, \n, a letter or a digit, then letters that are not Han, of any case (the code
+// does not tell upper from lower case, so "getUserName" stays one piece where Moonshot's Lu / Ll
+// classes cut it, and counts no \p{M} as a letter), then an optional ASCII contraction ('s 't
+// 'm 'd 're 've 'll, either case); 1-3 digits; the punctuation run, whose class leaves out
+// unassigned code points (the code's flags test), which then stand alone; the whitespace runs.
+constexpr std::string_view kKimiK2Re =
+    R"([\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{F900}-\x{FAFF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{2F800}-\x{2FA1F}]+|[^\r\n\p{L}\p{N}]?[^\P{L}\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{F900}-\x{FAFF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{2F800}-\x{2FA1F}]+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|\p{Cn})";
+// afmoe's first step, llama.cpp's unicode_regex_split_custom_afmoe, as a regex: each digit run
+// is cut into a leading 1-2 digits (its length modulo 3) and then threes, and the code emits
+// every piece from the end of the previous one, so the text before a run stays joined to the
+// run's first group (the later regexes split it again; where a run of spaces precedes a digit
+// this decides which spaces go together). The anchor keeps each attempt at the start or just
+// after a digit, so the search stays linear.
+constexpr std::string_view kAfmoeDigitsRe =
+    R"((?:\A|(?<=\p{N}))\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N})))";
+// afmoe's CJK and South-East Asian runs (llama.cpp's literal ranges; U+F900, which NFC would
+// turn into U+8C48, is written as an escape).
+constexpr std::string_view kAfmoeCjkRe =
+    R"([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{F900}-\x{FAFF}\x{3040}-\x{309F}\x{30A0}-\x{30FF}\x{FF65}-\x{FF9F}\x{2F00}-\x{2FDF}\x{0E40}-\x{0E7F}\x{0E80}-\x{0EFF}\x{1780}-\x{17FF}\x{1000}-\x{109F}\x{AA60}-\x{AA7F}\x{A9E0}-\x{A9FF}\x{AC00}-\x{D7AF}\x{1100}-\x{11FF}]+)";
 
 const std::vector<PreRow>& pre_table() {
   static const std::vector<PreRow> rows = {
@@ -120,33 +146,28 @@ const std::vector<PreRow>& pre_table() {
        {R"(\p{N}{1,3})",
         R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
        true},
+      {{"kimi-k2"}, {kKimiK2Re}},
+      {{"afmoe"}, {kAfmoeDigitsRe, kAfmoeCjkRe, kDeepseek3Re}},
+      // SentencePiece-style BPE on raw UTF-8: spaces as "▁", split only into lines and runs of
+      // newlines, then merges over each (llama.cpp's LLAMA_VOCAB_PRE_TYPE_GEMMA4 / SARVAM_MOE).
+      {{"gemma4", "granite-embed-multi-311m"},
+       {R"([^\n]+|[\n]+)"},
+       false,
+       false,
+       BpeText::kRawEscaped,
+       true},
+      {{"sarvam-moe"}, {R"([^\n]+|[\n]+)"}, false, false, BpeText::kRawEscaped},
+      // jina-embeddings-v2-base-zh: runs of non-space and (kept, unlike Hugging Face's
+      // WhitespaceSplit) runs of space, BPE on raw UTF-8; a space with no token is dropped.
+      {{"whitespace"}, {R"(\S+)"}, false, false, BpeText::kRaw},
   };
   return rows;
 }
-
-// Names llama.cpp knows whose pre-tokenization is code rather than a regex list, or that run
-// BPE on raw UTF-8 rather than byte-level strings: refused with the reason.
-struct KnownUnsupported {
-  std::string_view name, why;
-};
-constexpr std::array<KnownUnsupported, 6> kUnsupportedPre = {{
-    {"kimi-k2", "llama.cpp splits it with hand-written code (unicode.cpp), not a regex list"},
-    {"afmoe", "llama.cpp splits its digits with hand-written code (unicode.cpp)"},
-    {"gemma4", "its BPE runs on raw UTF-8 with \"\xE2\x96\x81\" for spaces, not byte-level"},
-    {"granite-embed-multi-311m",
-     "its BPE runs on raw UTF-8 with \"\xE2\x96\x81\" for spaces, not byte-level"},
-    {"sarvam-moe", "its BPE runs on raw UTF-8 with \"\xE2\x96\x81\" for spaces, not byte-level"},
-    {"whitespace", "its BPE runs on raw UTF-8 words split at whitespace, not byte-level"},
-}};
 
 const PreRow& find_pre(const std::string& file, const std::string& name) {
   for (const PreRow& r : pre_table())
     for (std::string_view n : r.names)
       if (n == name) return r;
-  for (const KnownUnsupported& u : kUnsupportedPre)
-    if (u.name == name)
-      throw Error(ErrorCode::kUnsupported, file + ": tokenizer.ggml.pre \"" + name +
-                                               "\" is not supported: " + std::string(u.why));
   std::string known;
   for (const std::string& n : gguf_pre_tokenizer_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error(ErrorCode::kUnsupported,
@@ -306,10 +327,15 @@ std::optional<TokenId> bos_if(const GgufFile& g, bool dflt, std::optional<TokenI
   return bos;
 }
 
-// "gpt2": byte-level BPE with the merges; the table's regexes, then ByteLevel.
+// "gpt2": BPE with the merges after the table's regexes. Byte-level names end the split with
+// ByteLevel; the raw-UTF-8 ones (llama.cpp's byte_encode false) merge characters as they are,
+// spaces first written "▁" where the name says so, and fall back to <0xXX> tokens byte by byte
+// for a symbol that is no token, dropping a byte without one (llama.cpp emits no unknown token).
+// A GGUF of kimi-k2 may hold no merges (llama.cpp then merges nothing).
 std::unique_ptr<Tokenizer> gpt2(const GgufFile& g, const PreRow& row) {
   Vocab v = read_vocab(g);
   const size_t n = v.tokens.size();
+  const bool raw = row.text != BpeText::kByteLevel;
   auto bos = bos_if(g, row.add_bos, id_key(g, "tokenizer.ggml.bos_token_id", n),
                     "tokenizer.ggml.add_bos_token");
   auto eos =
@@ -317,29 +343,55 @@ std::unique_ptr<Tokenizer> gpt2(const GgufFile& g, const PreRow& row) {
   json vocab = json::object();
   for (size_t i = 0; i < n; ++i) vocab[v.tokens[i]] = i;
   json merges = json::array();
-  for (std::string& m : g.string_array("tokenizer.ggml.merges")) merges.push_back(std::move(m));
+  const char* key = "tokenizer.ggml.merges";
+  const bool none = pre_name(g) == "kimi-k2" && !g.find_kv(key);
+  std::vector<std::string> lines = none ? std::vector<std::string>{} : g.string_array(key);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!raw) {
+      merges.push_back(std::move(lines[i]));
+      continue;
+    }
+    // llama.cpp cuts at the first space after the first byte (a raw token may hold spaces).
+    const size_t cut = lines[i].find(' ', 1);
+    if (cut == std::string::npos)
+      throw Error(ErrorCode::kCorrupt, g.path() + ": " + key + "[" + std::to_string(i) + "] " +
+                                           quote(lines[i]) + " has no space between two tokens");
+    merges.push_back({lines[i].substr(0, cut), lines[i].substr(cut + 1)});
+  }
   json seq = json::array();
   for (std::string_view r : row.regexes)
     seq.push_back({{"type", "Split"},
                    {"pattern", {{"Regex", std::string(r)}}},
                    {"behavior", "Isolated"},
                    {"invert", false}});
-  seq.push_back({{"type", "ByteLevel"},
-                 {"add_prefix_space", false},
-                 {"trim_offsets", false},
-                 {"use_regex", false}});
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", false},
+                           {"use_regex", false}};
+  const std::string ws = "\xE2\x96\x81";
   json j = base(v);
+  if (!raw) {
+    seq.push_back(byte_level);
+    j["decoder"] = byte_level;
+  } else {
+    json dec = json::array();
+    if (row.text == BpeText::kRawEscaped) {
+      j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ws}};
+      dec.push_back({{"type", "Replace"}, {"pattern", {{"String", ws}}}, {"content", " "}});
+    }
+    dec.push_back(json::object({{"type", "ByteFallback"}}));
+    dec.push_back(json::object({{"type", "Fuse"}}));
+    j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
+  }
   j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", seq}};
-  j["decoder"] = {{"type", "ByteLevel"},
-                  {"add_prefix_space", false},
-                  {"trim_offsets", false},
-                  {"use_regex", false}};
   j["post_processor"] = post_processor(v, bos, eos);
   j["model"] = {{"type", "BPE"},
                 {"vocab", std::move(vocab)},
                 {"merges", std::move(merges)},
                 {"ignore_merges", row.ignore_merges},
-                {"byte_fallback", false}};
+                {"byte_fallback", raw},
+                {"byte_fallback_each_byte", raw},
+                {"whole_newline_runs", row.whole_newline_runs}};
   return hf::load_internal(j, g.path(), "GGUF gpt2");
 }
 
@@ -568,7 +620,8 @@ GgufBpeFastPath gguf_bpe_fast_path(const GgufFile& g) {
   const PreRow& row = find_pre(g.path(), pre_name(g));
   GgufBpeFastPath f;
   f.ignore_merges = row.ignore_merges;
-  if (row.regexes.size() == 1) f.kind = pre_tokenizer_for_pattern(row.regexes[0]);
+  if (row.regexes.size() == 1 && row.text == BpeText::kByteLevel)
+    f.kind = pre_tokenizer_for_pattern(row.regexes[0]);
   return f;
 }
 
@@ -578,10 +631,14 @@ std::unique_ptr<Tokenizer> load_checked(const GgufFile& g) {
   const std::string& path = g.path();
   std::optional<std::string> model = g.get_string("tokenizer.ggml.model");
   if (!model) throw Error(ErrorCode::kNotFound, path + ": no tokenizer.ggml.model key");
-  if (*model == "gpt2") {
+  // llama.cpp reads "whitespace" as "gpt2" (the pre name decides), and "gemma4" as "gpt2" with
+  // tokenizer.ggml.pre "gemma4" whatever the file says.
+  if (*model == "gemma4") return gpt2(g, find_pre(path, "gemma4"));
+  if (*model == "gpt2" || *model == "whitespace") {
     const PreRow& row = find_pre(path, pre_name(g));
     std::optional<PreTokenizerKind> kind;
-    if (row.regexes.size() == 1) kind = pre_tokenizer_for_pattern(row.regexes[0]);
+    if (row.regexes.size() == 1 && row.text == BpeText::kByteLevel)
+      kind = pre_tokenizer_for_pattern(row.regexes[0]);
     if (!kind) return gpt2(g, row);
     // The hand-written pre-tokenizer for the common families (same ids, several times faster).
     const size_t n = g.array_size("tokenizer.ggml.tokens");
@@ -596,8 +653,9 @@ std::unique_ptr<Tokenizer> load_checked(const GgufFile& g) {
   if (*model == "llama") return llama(g);
   if (*model == "bert") return bert(g);
   if (*model == "t5") return t5(g);
-  throw Error(ErrorCode::kUnsupported, path + ": tokenizer.ggml.model \"" + *model +
-                                           "\" is not supported (gpt2, llama, bert, t5)");
+  throw Error(ErrorCode::kUnsupported,
+              path + ": tokenizer.ggml.model \"" + *model +
+                  "\" is not supported (gpt2, gemma4, whitespace, llama, bert, t5)");
 }
 
 }  // namespace

@@ -238,6 +238,13 @@ class Bpe final : public Model {
     fuse_unk_ = c.flag(j, "model", "fuse_unk", false);
     byte_fallback_ = c.flag(j, "model", "byte_fallback", false);
     ignore_merges_ = c.flag(j, "model", "ignore_merges", false);
+    // llama.cpp's raw-UTF-8 BPE (GGUF only; no tokenizer.json names these): each byte of an
+    // unknown character is its <0xXX> token or is dropped alone, and (gemma4) a piece of
+    // newlines that is a token is taken whole without merging.
+    if (c.internal) {
+      bytes_each_ = c.flag(j, "model", "byte_fallback_each_byte", false);
+      whole_newlines_ = c.flag(j, "model", "whole_newline_runs", false);
+    }
     auto d = j.find("dropout");
     if (d != j.end() && !d->is_null() && !(d->is_number() && d->get<double>() == 0.0))
       c.unsupported("model.dropout", *d, "null (dropout is for training)");
@@ -381,7 +388,7 @@ class Bpe final : public Model {
   void tokenize(const Piece& p, std::vector<TokenId>& ids,
                 std::vector<TokenSpan>& offsets) const override {
     if (p.empty()) return;
-    if (ignore_merges_) {
+    if (ignore_merges_ || (whole_newlines_ && p.s.find_first_not_of('\n') == std::string::npos)) {
       if (auto id = find(vocab_, p.s)) {
         ids.push_back(*id);
         offsets.push_back({p.a.front(), p.b.back()});
@@ -473,11 +480,12 @@ class Bpe final : public Model {
         if (byte_fallback_) {
           bool all = true;
           for (char ch : s) all = all && byte_ids_[static_cast<unsigned char>(ch)] >= 0;
-          if (all) {
+          if (all || bytes_each_) {
             flush_unk();
             // Each fallback byte token covers the character (HF gives them length 1 each).
             for (size_t k = 0; k < s.size(); ++k)
-              add(byte_ids_[static_cast<unsigned char>(s[k])], uint32_t(i + std::min(k, n - 1)), 1);
+              if (TokenId b = byte_ids_[static_cast<unsigned char>(s[k])]; b >= 0)
+                add(b, uint32_t(i + std::min(k, n - 1)), 1);
             done = true;
           }
         }
@@ -555,6 +563,7 @@ class Bpe final : public Model {
   std::optional<std::string> unk_, prefix_, suffix_;
   TokenId unk_id_ = -1;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
+  bool bytes_each_ = false, whole_newlines_ = false;
   std::array<TokenId, 256> byte_ids_{};
 };
 

@@ -68,6 +68,26 @@ std::vector<json> read_jsonl(const std::string& path) {
   return out;
 }
 
+// Strings where pre-tokenizers differ: Han and other CJK runs, digit runs of 1-10, runs of
+// spaces, tabs and newlines, punctuation, contractions, case changes inside words, combining
+// marks, emoji sequences, Unicode spaces.
+constexpr const char* kHard[] = {
+    "\u6c49\u5b57\u6f22\u5b57\u304b\u306a\u30ab\u30ca\ud55c\uad6d\uc5b4 \u4e2d\u6587123abc\u4e2d",
+    "1 12 123 1234 12345 123456 1234567 12345678 123456789 1234567890",
+    "x1234567890y a  1 b   22 c\t333 4,567.89 \uff11\uff12\uff13 \u00bd\u00b2 \u2167",
+    "a     b  \t\t c\u00a0d\u3000e   ",
+    "line1\nline2\r\nline3\n\n\n\nend\n \n  \n",
+    "Hello, world!!! ... ?! (x) [y] {z} <tag> a--b #1 @me $5 100% \"q\" 'q'",
+    "don't DON'T we'll I'M you're they've she'd it'S",
+    "getUserName iPhone McDonald XMLHttpRequest snake_case",
+    "emoji \U0001F600\U0001F44D\U0001F3FD \U0001F468\u200d\U0001F469\u200d\U0001F467 "
+    "\U0001F1EF\U0001F1F5!",
+    "e\u0301 cafe\u0301 na\u00efve \u0928\u092e\u0938\u094d\u0924\u0947 "
+    "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35",
+    "   ",
+    "\n\n\n",
+};
+
 // ~300 Brown lines and 300 random strings (hf_reference.js's generator over all planes:
 // combining marks, emoji sequences, CJK, RTL, controls, whitespace runs, digits), one JSON
 // string per line in inputs.jsonl.
@@ -101,6 +121,7 @@ const Inputs& inputs() {
     python({"ranges", d->dir.file("ranges.txt")});
     node("random 127 300 " + d->dir.file("ranges.txt") + " " + d->dir.file("random.jsonl"));
     for (std::string& s : read_strings(d->dir.file("random.jsonl"))) d->strings.push_back(s);
+    for (const char* s : kHard) d->strings.emplace_back(s);
     for (const std::string& s : d->strings) all += json(s).dump() + "\n";
     d->file = d->dir.file("inputs.jsonl");
     test::write_file(d->file, all);
@@ -241,6 +262,13 @@ TEST(GgufVocab, TrainedSentencePieceBpeModelAndItsGgufMatchSentencePiece) {
   EXPECT_EQ(with[0], 1);
 }
 
+// The names whose BPE runs on raw UTF-8 rather than byte-level text (RawUtf8* tests below).
+bool raw_utf8(const std::string& name) {
+  for (const char* n : {"gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"})
+    if (name == n) return true;
+  return false;
+}
+
 // Every name of the table loads (its regexes compile) and splits text without error.
 TEST(GgufVocab, EveryPreTokenizerNameLoads) {
   test::TempDir d;
@@ -259,6 +287,10 @@ TEST(GgufVocab, EveryPreTokenizerNameLoads) {
       // " t" is the only merge; everything else is single bytes.
       const std::string text = "a t 12345 ünï 日本 <x>\n\n  !";
       std::vector<TokenId> ids = tok->encode_ids(text);
+      if (raw_utf8(names[i])) {  // the byte-level alphabet is no raw vocabulary: bytes drop
+        EXPECT_GE(ids.size(), 10u) << names[i];
+        continue;
+      }
       EXPECT_EQ(tok->decode(ids), text) << names[i];
       EXPECT_GE(ids.size(), 20u) << names[i];
     } catch (const Error& e) {
@@ -313,7 +345,8 @@ TEST(GgufVocab, BadVocabulariesAreClearErrors) {
       {"gpt2",
        {{"set", {{"tokenizer.ggml.model", {str, "wordlevel"}}}}},
        E::kUnsupported,
-       "tokenizer.ggml.model \"wordlevel\" is not supported (gpt2, llama, bert, t5)"},
+       "tokenizer.ggml.model \"wordlevel\" is not supported (gpt2, gemma4, whitespace, llama, "
+       "bert, t5)"},
       {"gpt2",
        {{"set",
          {{"tokenizer.ggml.model", {str, "t5"}},
@@ -332,9 +365,15 @@ TEST(GgufVocab, BadVocabulariesAreClearErrors) {
        "tokenizer.ggml.pre \"no-such-pre\" is not a pre-tokenizer llama.cpp defines "
        "(known: default, gpt-2, phi-2"},
       {"gpt2",
-       {{"set", {{"tokenizer.ggml.pre", {str, "kimi-k2"}}}}},
+       {{"set", {{"tokenizer.ggml.pre", {str, "kimi-k3"}}}}},
        E::kUnsupported,
-       "\"kimi-k2\" is not supported: llama.cpp splits it with hand-written code"},
+       "tokenizer.ggml.pre \"kimi-k3\" is not a pre-tokenizer llama.cpp defines"},
+      {"gpt2",
+       {{"set",
+         {{"tokenizer.ggml.pre", {str, "gemma4"}},
+          {"tokenizer.ggml.merges", {9, {"\u0120 t", "ab"}, 8}}}}},
+       E::kCorrupt,
+       "tokenizer.ggml.merges[1] \"ab\" has no space between two tokens"},
       {"gpt2", {{"del", {"tokenizer.ggml.model"}}}, E::kNotFound, "no tokenizer.ggml.model key"},
       {"llama",
        {{"set", {{"tokenizer.ggml.scores", {9, {0.0, 1.0}, 6}}}}},
@@ -403,7 +442,7 @@ TEST(GgufVocab, EveryRowsRegexesSplitAsHuggingFaceDoes) {
   for (const std::string& name : gguf_pre_tokenizer_names()) {
     std::vector<std::string> re = gguf_pre_tokenizer_regexes(name);
     std::string key = json(re).dump();
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    if (raw_utf8(name) || std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
     names.push_back(name);
     json l = json::array({name});
@@ -441,6 +480,127 @@ const lines = fs.readFileSync(inputs, 'utf-8').split('\n').filter((l) => l).map(
     size_t compared = 0;
     expect_parity(*tok, read_jsonl(d.file(n + ".ref")), false, &compared);
   }
+}
+
+// gemma4, granite-embed-multi-311m and sarvam-moe GGUFs of Gemma 3's vocabulary (262144 raw
+// UTF-8 tokens with <0xXX> bytes, 514906 merges; Gemma 4's tokenizer.json has the same shape:
+// Replace " " by "▁", BPE with byte fallback) against Hugging Face on Gemma 3's own
+// tokenizer.json. llama.cpp also cuts the text into lines and runs of newlines before merging,
+// which changes nothing on this vocabulary: none of its tokens mixes a newline with another
+// character.
+TEST(GgufVocab, RawUtf8BpeNamesMatchHuggingFaceOnGemma3) {
+  test::TempDir d;
+  const std::string src = package_json("gemma3");
+  std::vector<json> ref = hf_reference(src, d.file("ref.jsonl"));
+  for (const char* pre : {"gemma4", "granite-embed-multi-311m", "sarvam-moe"}) {
+    SCOPED_TRACE(pre);
+    python({"gpt2", src, pre, d.file("g.gguf")});
+    auto tok = load_gguf_tokenizer(d.file("g.gguf"));
+    size_t n = 0;
+    expect_parity(*tok, ref, true, &n);
+    EXPECT_EQ(n, inputs().strings.size());
+  }
+}
+
+// "whitespace" (jina-embeddings-v2-base-zh, whose own files no package here holds) on Gemma 3's
+// raw vocabulary against Hugging Face running llama.cpp's pipeline written as tokenizer.json:
+// no normalizer, Split \S+ Isolated, BPE with byte fallback. llama.cpp keeps the runs of space
+// as pieces (Hugging Face's WhitespaceSplit would drop them), so a space becomes <0x20> here.
+TEST(GgufVocab, RawUtf8WhitespaceMatchesHuggingFaceOnItsPipeline) {
+  test::TempDir d;
+  python({"whitespace-json", package_json("gemma3"), d.file("ws.json")});
+  python({"gpt2", package_json("gemma3"), "whitespace", d.file("ws.gguf")});
+  auto tok = load_gguf_tokenizer(d.file("ws.gguf"));
+  size_t n = 0;
+  expect_parity(*tok, hf_reference(d.file("ws.json"), d.file("ref.jsonl")), false, &n);
+  EXPECT_EQ(n, inputs().strings.size());
+}
+
+// llama.cpp's raw-UTF-8 BPE worked by hand on a small vocabulary: spaces written "▁" (gemma4,
+// sarvam-moe), lines and newline runs split apart, gemma4 alone taking a newline run that is a
+// token whole although no merge makes it, a symbol that is no token falling back to <0xXX> byte
+// by byte with a byte that has no token dropped alone (Hugging Face would drop the character),
+// "whitespace" keeping runs of space as pieces (dropped here: no token for them), and
+// tokenizer.ggml.model "gemma4", which llama.cpp reads with pre "gemma4" whatever the file says.
+TEST(GgufVocab, RawUtf8BpeFollowsLlamaCpp) {
+  test::TempDir d;
+  // ids:                0    1    2         3          4     5           6         7
+  const json tokens = {"a", "b", "\u2581", "\u2581a", "\n", "\n\n\n", "<0xC3>", "ab"};
+  int k = 0;
+  auto load = [&](const std::string& model, const std::string& pre) {
+    json spec = {{"model", model}, {"tokens", tokens}, {"merges", {"\u2581 a", "a b"}}};
+    if (!pre.empty()) spec["pre"] = pre;
+    const std::string f = d.file(std::to_string(k++) + ".gguf");
+    python({"vocab", f, spec.dump()});
+    return load_gguf_tokenizer(f);
+  };
+  const std::string text = "ab a\n\n\nb\u00e9 ";  // é is C3 A9; <0xA9> is no token
+  using V = std::vector<TokenId>;
+  // "ab▁a" -> (▁ a) before (a b) -> ab ▁a; "\n\n\n" whole; "bé▁" -> b <0xC3> ▁.
+  EXPECT_EQ(load("gpt2", "gemma4")->encode_ids(text), (V{7, 3, 5, 1, 6, 2}));
+  EXPECT_EQ(load("gpt2", "granite-embed-multi-311m")->encode_ids(text), (V{7, 3, 5, 1, 6, 2}));
+  EXPECT_EQ(load("gemma4", "")->encode_ids(text), (V{7, 3, 5, 1, 6, 2}));
+  EXPECT_EQ(load("gemma4", "whitespace")->encode_ids(text), (V{7, 3, 5, 1, 6, 2}));
+  // No whole newline runs: three "\n" (no merge joins them).
+  EXPECT_EQ(load("gpt2", "sarvam-moe")->encode_ids(text), (V{7, 3, 4, 4, 4, 1, 6, 2}));
+  // "ab" " " "a" "\n\n\n" "bé" " ": no "▁", the spaces have neither a token nor <0x20>.
+  EXPECT_EQ(load("gpt2", "whitespace")->encode_ids(text), (V{7, 0, 4, 4, 4, 1, 6}));
+  EXPECT_EQ(load("whitespace", "whitespace")->encode_ids(text), (V{7, 0, 4, 4, 4, 1, 6}));
+}
+
+// Each id's text, in order.
+std::vector<std::string> pieces_of(const Tokenizer& tok, const std::string& text) {
+  std::vector<std::string> out;
+  for (TokenId id : tok.encode_ids(text)) out.push_back(tok.decode(std::vector<TokenId>{id}));
+  return out;
+}
+
+// kimi-k2 and afmoe split with code in llama.cpp (unicode.cpp's
+// unicode_regex_split_custom_kimi_k2 / _afmoe), not regexes; the pieces below are read off that
+// code by hand. The vocabulary makes each expected piece one token (merges build it), so the
+// tokens show the boundaries. Where the models' own Hugging Face regexes cut otherwise it is
+// llama.cpp that is followed: Moonshot's pattern cuts "getUserName" at the capitals and keeps
+// the combining mark with its "e"; an afmoe digit split that isolated the digits would keep
+// "a" "  " together where llama.cpp, whose first digit piece starts where the previous piece
+// ended, gives "a" " " " ".
+TEST(GgufVocab, KimiK2AndAfmoeSplitAsLlamaCppsCode) {
+  struct Case {
+    const char* pre;
+    std::string text;
+    std::vector<std::string> pieces;  // in an order whose merges do not compete
+  };
+  const std::vector<Case> cases = {
+      {"kimi-k2",
+       "getUserName \u6c49\u5b57abc12345DEF don'T  x\n\n y e\u0301!",
+       {"getUserName", " ", "\u6c49\u5b57", "abc", "123", "45", "DEF", " don'T", " ", " x", "\n\n",
+        " y", " e", "\u0301!"}},
+      // Digits first: "a  1" "234" "567" " x 12" " 日本語123"; then the CJK run; then the
+      // DeepSeek-3 regex, under which a digit matches nothing and stays a piece of its own.
+      {"afmoe",
+       "a  1234567 x 12 \u65e5\u672c\u8a9e123",
+       {"a", " ", " ", "1", "234", "567", " x", " ", "12", " ", "\u65e5\u672c\u8a9e", "123"}},
+  };
+  test::TempDir d;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pre);
+    std::vector<std::string> vocab_order = c.pieces;
+    // "12" and "123" before "234": (1 2) must rank below (2 3).
+    std::stable_partition(vocab_order.begin(), vocab_order.end(),
+                          [](const std::string& p) { return p.starts_with("1"); });
+    const std::string f = d.file(std::string(c.pre) + ".gguf");
+    python({"pieces", f, c.pre, json(vocab_order).dump()});
+    auto tok = load_gguf_tokenizer(f);
+    EXPECT_EQ(pieces_of(*tok, c.text), c.pieces);
+  }
+  // llama.cpp loads a kimi-k2 file without tokenizer.ggml.merges (and then merges nothing); the
+  // other names still need the key (BadVocabulariesAreClearErrors).
+  python({"many", d.path(),
+          json::array({{"gpt2",
+                        {{"set", {{"tokenizer.ggml.pre", {8, "kimi-k2"}}}},
+                         {"del", {"tokenizer.ggml.merges"}}}}})
+              .dump()});
+  auto bare = load_gguf_tokenizer(d.file("0.gguf"));
+  EXPECT_EQ(bare->encode_ids(" t"), (std::vector<TokenId>{220, 83}));  // "Ġ" "t", not "Ġt" (256)
 }
 
 }  // namespace

@@ -16,6 +16,11 @@
 #   pairs OUT_DIR [[PRE, REGEX...], ...] for each list a GGUF with that pre and the tokenizer.json
 #                                        declaring the same Split sequence, over a vocabulary
 #                                        that merges any two common characters
+#   pieces OUT PRE [TEXT, ...]           byte-level vocabulary in which each TEXT is one token
+#                                        (merges build each prefix), with that pre
+#   vocab OUT SPEC                       {"model", "pre", "tokens", "types", "merges"} as given
+#   whitespace-json TOKENIZER_JSON OUT   that tokenizer.json with llama.cpp's "whitespace"
+#                                        pipeline (no normalizer, Split \S+ Isolated)
 #   ranges OUT                           assigned code points (Unicode <= 14, no surrogates or
 #                                        private use) for hf_reference.js random
 # EDITS is a JSON object: {"set": {key: [type, value, elem_type]}, "del": [key],
@@ -106,8 +111,13 @@ def gpt2(tok_json, pre, out, edits):
     kvs['tokenizer.ggml.pre'] = (T['STR'], pre)
     merges = [m if isinstance(m, str) else ' '.join(m) for m in j['model']['merges']]
     kvs['tokenizer.ggml.merges'] = (T['ARR'], merges, T['STR'])
+    for i, t in enumerate(toks):  # as convert_hf_to_gguf marks them (raw-UTF-8 vocabularies)
+        if t == '<unk>':
+            types[i] = UNKNOWN
+        elif len(t) == 6 and t.startswith('<0x') and t.endswith('>'):
+            types[i] = BYTE
     for key, name in (('bos', '<|begin_of_text|>'), ('eos', '<|end_of_text|>'),
-                      ('eos', '<|endoftext|>')):
+                      ('eos', '<|endoftext|>'), ('bos', '<bos>'), ('eos', '<eos>')):
         i = special_id(j, name)
         if i is not None:
             kvs['tokenizer.ggml.%s_token_id' % key] = (T['U32'], i)
@@ -216,6 +226,52 @@ def bert(tok_json, out):
         kvs['tokenizer.ggml.%s_token_id' % key] = (T['U32'], special_id(j, name))
     write(out, kvs, {})
 
+def byte_chars():
+    # GPT-2's byte -> character map.
+    bs = list(range(ord('!'), ord('~') + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, k = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b); cs.append(256 + k); k += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+def pieces(out, pre, texts):
+    # Byte-level: the 256 byte tokens, then every prefix of each text (in the GPT-2 alphabet)
+    # made by the merge (prefix, next character), so that each text is one token.
+    enc = byte_chars()
+    toks = [enc[b] for b in range(256)]
+    have, merges = set(toks), []
+    for t in texts:
+        w = ''.join(enc[b] for b in t.encode('utf-8'))
+        for k in range(2, len(w) + 1):
+            if w[:k] not in have:
+                have.add(w[:k]); toks.append(w[:k]); merges.append(w[:k - 1] + ' ' + w[k - 1])
+    kvs = base('gpt2', toks, [NORMAL] * len(toks))
+    kvs['tokenizer.ggml.pre'] = (T['STR'], pre)
+    kvs['tokenizer.ggml.merges'] = (T['ARR'], merges, T['STR'])
+    write(out, kvs, {})
+
+def vocab(out, spec):
+    # {"model", "pre", "tokens", "types" (default NORMAL; <0xXX> BYTE), "merges"} as given.
+    toks = spec['tokens']
+    types = spec.get('types') or [BYTE if t.startswith('<0x') else NORMAL for t in toks]
+    kvs = base(spec['model'], toks, types)
+    if 'pre' in spec:
+        kvs['tokenizer.ggml.pre'] = (T['STR'], spec['pre'])
+    if 'merges' in spec:
+        kvs['tokenizer.ggml.merges'] = (T['ARR'], spec['merges'], T['STR'])
+    write(out, kvs, {})
+
+def whitespace_json(tok_json, out):
+    # The tokenizer.json of llama.cpp's "whitespace" pipeline on a raw-UTF-8 vocabulary: no
+    # normalizer, the runs of non-space and of space (Split \S+, Isolated), the model as it is.
+    j = json.load(open(tok_json, encoding='utf-8'))
+    j['normalizer'] = None
+    j['pre_tokenizer'] = {'type': 'Split', 'pattern': {'Regex': '\\S+'}, 'behavior': 'Isolated',
+                          'invert': False}
+    j['decoder'] = {'type': 'Sequence', 'decoders': [{'type': 'ByteFallback'}, {'type': 'Fuse'}]}
+    json.dump(j, open(out, 'w', encoding='utf-8'), ensure_ascii=False)
+
 def tiny(model, out, edits):
     if model == 'gpt2':
         bs = list(range(ord('!'), ord('~') + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
@@ -316,5 +372,8 @@ if __name__ == '__main__':  # hf_parity_test.cpp imports normalizer_spec
             tiny(model, '%s/%d.gguf' % (args[0], i), edits)
     elif mode == 'train': train(args[0], args[1], args[2])
     elif mode == 'ranges': ranges(args[0])
+    elif mode == 'pieces': pieces(args[0], args[1], json.loads(args[2]))
+    elif mode == 'vocab': vocab(args[0], json.loads(args[1]))
+    elif mode == 'whitespace-json': whitespace_json(args[0], args[1])
     elif mode == 'pairs': pairs(args[0], json.loads(args[1]))
     else: sys.exit('unknown mode ' + mode)

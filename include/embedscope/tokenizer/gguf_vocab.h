@@ -3,11 +3,18 @@
 // (tokenizer.h), as convert_hf_to_gguf.py's inverse:
 //
 //   tokenizer.ggml.model  what loads
-//   "gpt2"     byte-level BPE (tokens, merges). tokenizer.ggml.pre picks the split regexes from
-//              one table holding every name llama.cpp's llama-vocab.cpp defines
+//   "gpt2"     BPE (tokens, merges). tokenizer.ggml.pre picks the split regexes from one table
+//              holding every name llama.cpp's llama-vocab.cpp defines
 //              (gguf_pre_tokenizer_names()); the regexes split in order (Split, Isolated), then
-//              ByteLevel. The GPT-2, Llama-3 and Qwen2 families take BpeTokenizer's
-//              hand-written pre-tokenizers (same ids, faster). No key: GPT-2's regex.
+//              ByteLevel. kimi-k2 and afmoe, split by code in llama.cpp, are regexes doing what
+//              that code does (not what the models' own tokenizer.json files do where they
+//              differ). gemma4, granite-embed-multi-311m, sarvam-moe and whitespace run BPE on
+//              raw UTF-8 as llama.cpp does: spaces as "▁" (not for whitespace), no ByteLevel,
+//              <0xXX> fallback byte by byte for a symbol that is no token (a byte without one
+//              dropped), and for gemma4 a newline run that is a token taken whole. The GPT-2,
+//              Llama-3 and Qwen2 families take BpeTokenizer's hand-written pre-tokenizers (same
+//              ids, faster). No key: GPT-2's regex. "whitespace" loads as "gpt2"; "gemma4" as
+//              "gpt2" with pre "gemma4", whatever the file's pre (llama.cpp's reading).
 //   "llama"    SentencePiece BPE: merges by highest piece score (leftmost on ties), <0xXX>
 //              byte fallback, add_space_prefix (default true: "▁" prepended, spaces -> "▁").
 //   "bert"     WordPiece; the converter's "▁word" / "piece" spellings read back as "word" /
@@ -27,13 +34,12 @@
 // for "llama" and for the Llama-3 / tekken / chameleon names; [CLS] ... [SEP] for "bert").
 //
 // Errors, each naming the file, the key, the index and the value (docs/reliability.md T34-T41):
-// unknown tokenizer.ggml.model or tokenizer.ggml.pre (the message lists the known names; names
-// llama.cpp splits with code rather than regexes, kimi-k2 and afmoe, or that run BPE on raw
-// UTF-8, gemma4, say so) -> kUnsupported; token_type outside 0..6, a BYTE token that is not
-// <0xXX>, an empty or repeated token, a non-finite score, an id key beyond the vocabulary,
-// add_bos_token without a BOS id, a precompiled_charsmap that is not a byte array or fails its
-// checks (T44-T50) -> kCorrupt; tokens / scores / token_type of different lengths
-// are rejected by GgufFile::open() (kCorrupt).
+// unknown tokenizer.ggml.model or tokenizer.ggml.pre (the message lists the known names) ->
+// kUnsupported; a raw-UTF-8 name's merge with no space after its first byte, token_type
+// outside 0..6, a BYTE token that is not <0xXX>, an empty or repeated token, a non-finite score,
+// an id key beyond the vocabulary, add_bos_token without a BOS id, a precompiled_charsmap that is
+// not a byte array or fails its checks (T44-T50) -> kCorrupt; tokens / scores / token_type of
+// different lengths are rejected by GgufFile::open() (kCorrupt).
 //
 //   auto tok = load_gguf_tokenizer("llama-2-7b.Q4_K_M.gguf");
 //   tok->encode_ids("Hello world");   // {15043, 3186}
