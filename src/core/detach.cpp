@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -21,6 +22,8 @@
 
 namespace embedscope {
 namespace {
+
+std::atomic<bool> g_detached{false};
 
 // The parent's side: the child's status byte, or its fate when it died without one.
 [[noreturn]] void wait_for_child(pid_t child, int status_fd) {
@@ -42,6 +45,8 @@ namespace {
 }
 
 }  // namespace
+
+bool in_detached_child() { return g_detached.load(std::memory_order_relaxed); }
 
 int run_detached(const std::function<int()>& fn, bool allowed) {
 #ifdef ES_SANITIZED
@@ -65,6 +70,7 @@ int run_detached(const std::function<int()>& fn, bool allowed) {
   ::close(fds[0]);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
+  g_detached.store(true, std::memory_order_relaxed);
   const int code = fn();
   std::cout.flush();
   std::cerr.flush();

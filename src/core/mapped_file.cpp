@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "embedscope/core/detach.h"
 #include "embedscope/core/error.h"
 
 namespace embedscope {
@@ -75,7 +76,7 @@ MappedFile::~MappedFile() {
     std::lock_guard<std::mutex> lock(maps_mu());
     live_maps().erase(reinterpret_cast<uintptr_t>(data_));
   }
-  ::munmap(const_cast<std::byte*>(data_), size_);
+  if (!in_detached_child()) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
 size_t MappedFile::drop_resident(const std::byte* p, size_t n) {

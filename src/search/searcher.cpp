@@ -162,8 +162,8 @@ Searcher::Searcher(EmbeddingTable table, const SearcherOptions& options)
   }
   m.table = std::move(table);
   // Row norms are filled by the first query (Impl::exact), not here: opening costs no pass.
-  m.inv_norm.resize(n);
-  m.sq_norm.resize(n);
+  m.inv_norm = std::make_unique_for_overwrite<float[]>(n);
+  m.sq_norm = std::make_unique_for_overwrite<float[]>(n);
   m.stride = (dim + 63) / 64 * 64;
 }
 

@@ -15,6 +15,7 @@
 //     `timeout`, kill) stops the work too;
 //   - a child that dies before reporting (a signal, SIGPIPE from a closed pipe) makes the parent
 //     die of the same signal, or exit with the child's status;
+//   - in the child, a released mapping stays until exit (in_detached_child());
 //   - fn runs in this process instead, with nothing forked, when `allowed` is false, when fork
 //     or pipe fails, and in sanitizer builds (their exit-time reports need the child's stderr).
 // Call it before any thread starts: fork copies only the calling thread.
@@ -25,5 +26,10 @@
 namespace embedscope {
 
 int run_detached(const std::function<int()>& fn, bool allowed = true);
+
+// True in run_detached's child. Its mappings are not unmapped one by one (MappedFile skips
+// munmap): a command's output is usually still buffered when its model is released, and the
+// process's exit, after the report, unmaps them all.
+bool in_detached_child();
 
 }  // namespace embedscope
