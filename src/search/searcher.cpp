@@ -53,8 +53,8 @@ using namespace searcher_detail;  // NOLINT(google-build-using-namespace): this 
 // The first exact query over the whole table fills the row norms as it goes: each block's norms
 // are computed just before its dot products, so the block is read from memory once and the
 // second read hits the cache (a one-shot query in a fresh process then costs one pass over the
-// table, not a norms pass plus a scan). It also maps each chunk of a mapped table ahead of
-// reading it (EmbeddingTable::populate). Scores are those of a later query: the same norms, the
+// table, not a norms pass plus a scan). It also maps a mapped table into the process ahead of
+// reading it (PopulateAhead). Scores are those of a later query: the same norms, the
 // same kernel, the same scorer.
 std::vector<Neighbor> Searcher::Impl::exact(const Tasks& pool, std::span<const float> q,
                                             const SearchOptions& o, size_t k,
@@ -69,11 +69,12 @@ std::vector<Neighbor> Searcher::Impl::exact(const Tasks& pool, std::span<const f
     Eligible ok{o.allow, &excl};
     std::vector<TopK> heaps(pool.size(), TopK(k));
     const size_t dim = table.dim();
+    PopulateAhead ahead(table, n);
     with_metric(o.metric, [&]<Metric M>() {
       scan_blocks(pool, n, [&](size_t b, size_t e, size_t t) {
         float buf[kBlockRows];
         TopK& h = heaps[t];
-        if (fill) table.populate(b, e);
+        if (fill) ahead.before(e);
         for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
           size_t m = std::min(kBlockRows, e - i0);
           if (fill) fill_norms(i0, i0 + m);
@@ -358,6 +359,7 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
     // whole batch. Which thread scored which rows does not change the result: every heap keeps
     // the top k of the rows it saw, and merge_top_k's order is total.
     std::atomic<size_t> next_block{0};
+    PopulateAhead ahead(m.table, n_lim);
     Tasks{&process_pool(), n_tasks_}.run_on_all([&](size_t t) {
       std::vector<float> block(m.table.dtype() == DType::kF32 ? 0 : kGemmRows * dim);
       std::vector<float> s(n_queries * kGemmRows);
@@ -366,7 +368,7 @@ std::vector<std::vector<Neighbor>> Searcher::search_batch(
         if (i0 >= n_lim) break;
         const size_t nr = std::min(kGemmRows, n_lim - i0);
         if (fill) {
-          m.table.populate(i0, i0 + nr);
+          ahead.before(i0 + nr);
           m.fill_norms(i0, i0 + nr);
         }
         const float* rows;
