@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "embedscope/core/error.h"
-#include "embedscope/core/mapped_file.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/search/searcher.h"
 #include "search/top_k.h"
@@ -133,33 +132,41 @@ inline void offer_block(const Scorer& sc, const float* dots, size_t i0, size_t m
   offer_rows(s, i0 + r, m - r, h, ok);
 }
 
-// Maps a mapped table's rows into the process ahead of a first scan in 2 MiB-aligned pieces
-// (one page table each) claimed from a shared counter. When each thread populated its own
-// 1.2 MB block, two threads kept populating inside one page table and contended on its lock: a
-// third of a one-shot scan's kernel time on 2 cores. Populating is only a hint: reading a page
-// not populated yet faults it in. For a table in owned memory MappedFile::populate does nothing.
+// Maps a mapped table's rows into the process ahead of a first scan (EmbeddingTable::populate)
+// in pieces of the rows that start in one 2 MiB-aligned span of addresses (one page table),
+// claimed from a shared counter. When each thread populated its own 1.2 MB block, two threads
+// kept populating inside one page table and contended on its lock: a third of a one-shot scan's
+// kernel time on 2 cores. Populating is only a hint: reading a page not populated yet faults it
+// in; a piece's last row may reach a page into the next span.
 class PopulateAhead {
  public:
   PopulateAhead(const EmbeddingTable& t, size_t n_rows)
-      : t_(t), begin_(addr(0)), end_(addr(n_rows)), next_(begin_ / kPiece * kPiece) {}
-  // Before reading rows [.., e): pieces up to one past row e's end are claimed and populated.
+      : t_(t),
+        base_(reinterpret_cast<uintptr_t>(t.row_data(0))),
+        n_(n_rows),
+        next_(base_ / kSpan * kSpan) {}
+  // Before reading rows [.., e): the spans up to one past row e's start are claimed and populated.
   void before(size_t e) {
-    const uintptr_t want = std::min(end_, addr(e) + kPiece);
+    if (t_.row_bytes() == 0) return;
+    const uintptr_t want = base_ + std::min(e, n_) * t_.row_bytes() + kSpan;
     while (next_.load(std::memory_order_relaxed) < want) {
-      const uintptr_t p = next_.fetch_add(kPiece, std::memory_order_relaxed);
-      if (p >= end_) return;
-      const uintptr_t lo = std::max(p, begin_), hi = std::min(p + kPiece, end_);
-      MappedFile::populate(reinterpret_cast<const std::byte*>(lo), hi - lo);
+      const uintptr_t p = next_.fetch_add(kSpan, std::memory_order_relaxed);
+      const size_t r0 = first_row_from(p), r1 = first_row_from(p + kSpan);
+      if (r0 >= n_) return;
+      t_.populate(r0, r1);
     }
   }
 
  private:
-  static constexpr uintptr_t kPiece = uintptr_t(2) << 20;
-  uintptr_t addr(size_t row) const {
-    return reinterpret_cast<uintptr_t>(t_.row_data(0)) + row * t_.row_bytes();
+  static constexpr uintptr_t kSpan = uintptr_t(2) << 20;
+  // The first row starting at or after address a (n_ when none does).
+  size_t first_row_from(uintptr_t a) const {
+    if (a <= base_) return 0;
+    return std::min(n_, size_t((a - base_ + t_.row_bytes() - 1) / t_.row_bytes()));
   }
   const EmbeddingTable& t_;
-  const uintptr_t begin_, end_;
+  const uintptr_t base_;
+  const size_t n_;
   std::atomic<uintptr_t> next_;
 };
 
