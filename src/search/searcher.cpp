@@ -50,10 +50,10 @@ Metric parse_metric(std::string_view s) {
 
 using namespace searcher_detail;  // NOLINT(google-build-using-namespace): this module's helpers
 
-// The first exact query over the whole table fills the row norms as it goes: each block's norms
-// are computed just before its dot products, so the block is read from memory once and the
-// second read hits the cache (a one-shot query in a fresh process then costs one pass over the
-// table, not a norms pass plus a scan). It also maps a mapped table into the process ahead of
+// The first exact query over the whole table fills the row norms as it goes: one kernel
+// computes each row's dot product and its sum of squares from the same loads
+// (simd::dot_rows_sumsq), so a one-shot query in a fresh process reads the table once, not a
+// norms pass plus a scan. It also maps a mapped table into the process ahead of
 // reading it (PopulateAhead). Scores are those of a later query: the same norms, the
 // same kernel, the same scorer.
 std::vector<Neighbor> Searcher::Impl::exact(const Tasks& pool, std::span<const float> q,
@@ -77,8 +77,13 @@ std::vector<Neighbor> Searcher::Impl::exact(const Tasks& pool, std::span<const f
         if (fill) ahead.before(e);
         for (size_t i0 = b; i0 < e; i0 += kBlockRows) {
           size_t m = std::min(kBlockRows, e - i0);
-          if (fill) fill_norms(i0, i0 + m);
-          simd::dot_rows(table.row_data(i0), table.dtype(), m, dim, q.data(), buf);
+          if (fill) {
+            double sumsq[kBlockRows];
+            simd::dot_rows_sumsq(table.row_data(i0), table.dtype(), m, dim, q.data(), buf, sumsq);
+            fill_norms_from_sumsq(i0, i0 + m, sumsq);
+          } else {
+            simd::dot_rows(table.row_data(i0), table.dtype(), m, dim, q.data(), buf);
+          }
           offer_block<M>(sc, buf, i0, m, h, ok);
         }
       });

@@ -241,11 +241,16 @@ struct Searcher::Impl {
   // values). Callers hold norms_mu or own the rows' block in the first scan.
   void fill_norms(size_t b, size_t e) const {
     table.row_norms(b, e, inv_norm.get() + b);
-    for (size_t i = b; i < e; ++i) {
-      const float nv = inv_norm[i];
-      inv_norm[i] = (nv > 0 && std::isfinite(nv)) ? 1.0f / nv : NAN;
-      sq_norm[i] = nv * nv;
-    }
+    for (size_t i = b; i < e; ++i) set_norm(i, inv_norm[i]);
+  }
+  // The same from sums of squares (simd::dot_rows_sumsq: sum_of_squares' bits), as row_norms
+  // turns them into norms.
+  void fill_norms_from_sumsq(size_t b, size_t e, const double* sumsq) const {
+    for (size_t i = b; i < e; ++i) set_norm(i, float(std::sqrt(sumsq[i - b])));
+  }
+  void set_norm(size_t i, float nv) const {
+    inv_norm[i] = (nv > 0 && std::isfinite(nv)) ? 1.0f / nv : NAN;
+    sq_norm[i] = nv * nv;
   }
   // Runs first(true) under norms_mu when the norms are not filled yet (first must fill every
   // row's norms, and then they count as filled), otherwise first(false) / later(): one caller

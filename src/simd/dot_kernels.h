@@ -27,6 +27,13 @@ void dot_rows(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, con
 void dot_rows_scalar(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, const float* q,
                      float* out);
 
+// dot_rows, and each row's sum of squares from the same loads: out[i] is dot_rows' value and
+// sumsq[i] is core's sum_of_squares(row_i as float32, dim) (core/embedding_table.h), both bit
+// for bit, on every target (tests/search/kernels_test.cpp). A first scan over a mapped table
+// reads each row once for its score and its norm.
+void dot_rows_sumsq(const std::byte* rows, DType dtype, size_t n_rows, size_t dim, const float* q,
+                    float* out, double* sumsq);
+
 // int8 rows padded to `stride` bytes (stride % 64 == 0, padding zero), int16 query of `stride`
 // values (padding zero): out[i] = sum_j int32(q[j]) * int32(row_i[j]). The caller bounds
 // |q| so the sum cannot overflow: stride * 127 * max|q| < 2^31 (see int8_query_limit).

@@ -1,11 +1,16 @@
 // SIMD kernels against their scalar twins. Inputs are small integers, so every partial sum is
-// exact in float32 / int32 and the two must agree bit for bit whatever the summation order.
+// exact in float32 / int32 and the two must agree bit for bit whatever the summation order;
+// the tests of bit-identical orders say so and use non-integer values.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "embedscope/core/embedding_table.h"
 #include "simd/dot_kernels.h"
 #include "simd/u8i8_kernels.h"
 
@@ -43,9 +48,10 @@ TEST(DotKernels, F32MatchesScalarForEveryTailLength) {
   }
 }
 
-// A row's score must not depend on whether it is scored alone or inside a block of rows (the
-// block kernel shares query loads across rows): fast mode re-ranks candidates one row at a
-// time and must reproduce exact mode's scores bit for bit. Non-integer inputs on purpose.
+// A row's score must not depend on whether it is scored alone or inside a block of rows (and
+// on where the row sits: the tail's masked load is used only where it stays inside the block):
+// fast mode re-ranks candidates one row at a time and must reproduce exact mode's scores bit
+// for bit. Non-integer inputs on purpose.
 TEST(DotKernels, BlockScoresEqualOneRowScoresBitForBit) {
   std::mt19937 g(5);
   std::normal_distribution<float> nd;
@@ -68,6 +74,70 @@ TEST(DotKernels, BlockScoresEqualOneRowScoresBitForBit) {
         EXPECT_EQ(std::memcmp(&block[i], &one[i], 4), 0) << "dim " << dim << " row " << i;
     }
   }
+}
+
+// The first scan's fused kernel against the two it replaces, bit for bit, on every target this
+// CPU runs (the dispatcher is pointed at each in turn): its dots are dot_rows' and its sums of
+// squares are core's sum_of_squares (so the norms a first scan fills equal those of a separate
+// pass, and of EmbeddingTable::norms()). Non-integer values of mixed magnitudes, a zero row, and
+// rows with NaN, infinity and squares that overflow; every dim class around the 16-value steps
+// and 64-value blocks; groups of rows and the rows left over.
+TEST(DotKernels, DotRowsSumSqEqualsDotRowsAndSumOfSquaresOnEveryTarget) {
+  std::mt19937 g(11);
+  std::normal_distribution<float> nd;
+  const size_t n = 13;
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::GetChosenTarget().Update(target);
+    ASSERT_STREQ(simd::active_target(), hwy::TargetName(target));
+    for (size_t dim : {1u, 3u, 15u, 16u, 17u, 48u, 63u, 64u, 65u, 100u, 300u, 768u, 771u}) {
+      std::vector<float> rows(n * dim), q(dim);
+      for (size_t i = 0; i < n; ++i) {
+        const float scale = std::pow(10.0f, float(int(i % 5) * 6 - 12));  // 1e-12 .. 1e12
+        for (size_t j = 0; j < dim; ++j) rows[i * dim + j] = nd(g) * scale;
+      }
+      for (float& x : q) x = nd(g);
+      std::fill_n(rows.begin() + 2 * dim, dim, 0.0f);
+      rows[3 * dim + dim / 2] = std::numeric_limits<float>::quiet_NaN();
+      rows[4 * dim] = std::numeric_limits<float>::infinity();
+      rows[5 * dim + dim - 1] = 3e30f;  // its square overflows float32
+      for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+        std::vector<uint16_t> h(rows.size());
+        std::vector<float> as_f32 = rows;  // the rows as the kernel reads them
+        if (dt != DType::kF32)
+          for (size_t i = 0; i < h.size(); ++i) {
+            h[i] = dt == DType::kF16 ? f32_to_f16(rows[i]) : f32_to_bf16(rows[i]);
+            as_f32[i] = dt == DType::kF16 ? f16_to_f32(h[i]) : bf16_to_f32(h[i]);
+          }
+        const std::byte* base = dt == DType::kF32 ? reinterpret_cast<const std::byte*>(rows.data())
+                                                  : reinterpret_cast<const std::byte*>(h.data());
+        std::vector<float> dots(n), want_dots(n);
+        std::vector<double> sums(n);
+        simd::dot_rows_sumsq(base, dt, n, dim, q.data(), dots.data(), sums.data());
+        simd::dot_rows(base, dt, n, dim, q.data(), want_dots.data());
+        for (size_t i = 0; i < n; ++i) {
+          const double want = sum_of_squares(as_f32.data() + i * dim, dim);
+          const std::string at = std::string(hwy::TargetName(target)) + " " +
+                                 std::string(dtype_name(dt)) + " dim " + std::to_string(dim) +
+                                 " row " + std::to_string(i);
+          if (std::isnan(want_dots[i]))  // a NaN's sign and payload are not part of the contract
+            EXPECT_TRUE(std::isnan(dots[i])) << at;
+          else
+            EXPECT_EQ(std::memcmp(&dots[i], &want_dots[i], sizeof(float)), 0) << at;
+          if (std::isnan(want))
+            EXPECT_TRUE(std::isnan(sums[i])) << at;
+          else
+            EXPECT_EQ(std::memcmp(&sums[i], &want, sizeof(double)), 0)
+                << at << ": " << sums[i] << " vs " << want;
+        }
+        EXPECT_EQ(sums[2], 0.0);
+        EXPECT_TRUE(std::isnan(sums[3]));
+        EXPECT_TRUE(std::isinf(sums[4]));
+      }
+    }
+  }
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
 }
 
 TEST(DotKernels, SumRowsMatchesScalarAndTheDoubleSum) {
@@ -119,6 +189,33 @@ TEST(DotKernels, ConvertToF32MatchesScalarConversions) {
     for (size_t i = 0; i < h.size(); ++i)
       ASSERT_EQ(out[i], t == DType::kF16 ? f16_to_f32(h[i]) : bf16_to_f32(h[i])) << i;
   }
+}
+
+// Every float16 bit pattern (zeros, subnormals, infinities, NaNs) converts to core's
+// f16_to_f32 value on every target: Highway's emulated conversion on targets without F16C
+// turns infinity into 65536, which made dot_rows score such rows as finite there.
+TEST(DotKernels, EveryF16ValueConvertsExactlyOnEveryTarget) {
+  std::vector<uint16_t> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::GetChosenTarget().Update(target);
+    std::vector<float> out(all.size());
+    simd::convert_to_f32(reinterpret_cast<const std::byte*>(all.data()), DType::kF16, all.size(),
+                         out.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const float want = f16_to_f32(all[i]);
+      bad += std::isnan(want) ? !std::isnan(out[i]) : std::memcmp(&out[i], &want, 4) != 0;
+    }
+    EXPECT_EQ(bad, 0u) << hwy::TargetName(target);
+    // dot_rows reads F16 rows through the same conversion: an infinite value scores infinite.
+    const uint16_t row[3] = {0x3C00, 0x7C00, 0x3C00};  // 1, +inf, 1
+    const float q[3] = {1, 1, 1};
+    float d = 0;
+    simd::dot_rows(reinterpret_cast<const std::byte*>(row), DType::kF16, 1, 3, q, &d);
+    EXPECT_TRUE(std::isinf(d)) << hwy::TargetName(target) << ": " << d;
+  }
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
 }
 
 TEST(DotKernels, Int8MatchesScalarAtTheOverflowBound) {

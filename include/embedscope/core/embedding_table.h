@@ -42,10 +42,12 @@ inline constexpr size_t kMaxTableRows = size_t(INT32_MAX);
 void check_table_shape(const std::string& where, uint64_t rows, uint64_t dim);
 
 // Sum of squares of x[0..n): 16 float lanes (four 4-wide vectors) over blocks of 64 elements,
-// each block folded into a double, so it is as accurate as a double accumulation for any
-// realistic row width while reading at memory speed. A fixed order: the same x gives the same
-// bits on every run and thread. The one row-norm kernel: norms() and the
-// CLI's norm statistics both use it.
+// each block's lanes folded by halving (i + i+8, i + i+4, i + i+2, i + i+1) into a double, so it
+// is as accurate as a double accumulation for any realistic row width while reading at memory
+// speed. A fixed order: the same x gives the same bits on every run, thread and CPU. The one
+// row-norm definition: norms(), row_norms() and the CLI's norm statistics call it, and the
+// searcher's first scan computes it bit for bit beside its dot products
+// (simd::dot_rows_sumsq).
 double sum_of_squares(const float* x, size_t n);
 
 class EmbeddingTable {
