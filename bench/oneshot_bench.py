@@ -2,21 +2,26 @@
 """One-shot query in a fresh process: embedscope against the memory-bandwidth floor and torch.
 
 For each table (100k, 400k, 1.6M rows x 300 float32, random normal, seed 1, written as .npy
-once into --dir), with the file warm in the page cache:
+once into --dir), with the file warm in the page cache (evicted and read once, see warm()):
 
   ours    wall time of `embedscope neighbors TABLE --batch Q --threads T -k 10 --json` where
           Q holds one query ("#7"), in a fresh process each run (median of --runs), and the
           search time it reports itself on stderr ("batch: ... ms").
   floor   table bytes / the T-thread memory-read bandwidth (torch's sum over a resident
           array of the table's size, T threads, best of 5): the least time any exact scan of
-          the table on T threads can take.
+          the table on T threads can take once it is mapped.
+  fresh   wall time of bench/oneshot_floor (built beside embedscope) on the table: a fresh
+          process that maps the file and reads every byte once on T threads, nothing else
+          (median of --runs). What a fresh process cannot avoid: exec, mapping, one read.
   torch   a fresh python3 that loads the table (numpy mmap), torch.from_numpy, normalises,
           matmul, topk(10); the time from load to answer measured inside it (imports excluded:
           python3 + torch import alone take ~1 s), median of --runs.
 
-Prints one markdown row per table: figure | floor | torch | ours (wall, search) | ours/floor.
+Prints one markdown row per table: figure | floor | fresh | torch | ours (wall, search) |
+ours/floor | ours/fresh; with --baseline CLI, that binary's wall time too (before / after).
 
   /usr/bin/python3 bench/oneshot_bench.py --cli build/bin/embedscope --dir /tmp/oneshot
+  /usr/bin/python3 bench/oneshot_bench.py --cli build/bin/embedscope --baseline /tmp/old/embedscope
 """
 import argparse
 import os
@@ -61,7 +66,14 @@ def make_table(path, n):
 
 
 def warm(path):
+    """The file as the page cache holds it after one sequential read: evicted, then read.
+
+    How a cached file is held (in 2 MB folios that a mapping takes in one page-table entry each,
+    or split into 4 KB pages) decides most of a fresh process's mapping cost, and a file cached
+    long ago may have been split since; re-reading it makes every run start from the same state.
+    """
     with open(path, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         while f.read(1 << 24):
             pass
 
@@ -77,6 +89,20 @@ def bandwidth(nbytes, threads):
         x.sum()
         best = min(best, time.perf_counter() - t0)
     return nbytes / best
+
+
+def run_fresh(probe, table, threads, runs):
+    walls = []
+    for r in range(runs + 1):
+        t0 = time.perf_counter()
+        p = subprocess.run([probe, table, "--threads", str(threads)], capture_output=True,
+                           text=True)
+        wall = (time.perf_counter() - t0) * 1e3
+        if p.returncode != 0:
+            sys.exit(f"{probe} failed: {p.stderr}")
+        if r:
+            walls.append(wall)
+    return statistics.median(walls)
 
 
 def run_ours(cli, table, qfile, threads, runs):
@@ -115,24 +141,35 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--floor-probe", default=None,
+                    help="oneshot_floor binary (default: bin/oneshot_floor beside --cli)")
+    ap.add_argument("--baseline", default=None, help="another embedscope to time the same way")
     a = ap.parse_args()
+    probe = a.floor_probe or os.path.join(os.path.dirname(a.cli), "oneshot_floor")
+    if not os.access(probe, os.X_OK):
+        sys.exit(f"{probe}: not found; build it (cmake --build build --target oneshot_floor)")
     os.makedirs(a.dir, exist_ok=True)
     qfile = os.path.join(a.dir, "one_query.txt")
     with open(qfile, "w") as f:
         f.write("#7\n")
-    print("| table | floor ms | torch ms (in-process) | ours ms (wall) | ours search ms | "
-          "ours wall / floor |")
-    print("|---|---|---|---|---|---|")
+    print("| table | floor ms | fresh-process floor ms | torch ms (in-process) | ours ms (wall) | "
+          "ours search ms | ours / floor | ours / fresh floor |" +
+          (" baseline ms (wall) |" if a.baseline else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if a.baseline else ""))
     for n in map(int, a.sizes.split(",")):
         path = os.path.join(a.dir, f"t{n}x{DIM}.npy")
         make_table(path, n)
         warm(path)
         nbytes = n * DIM * 4
         floor = nbytes / bandwidth(nbytes, a.threads) * 1e3
+        fresh = run_fresh(probe, path, a.threads, a.runs)
         wall, search = run_ours(a.cli, path, qfile, a.threads, a.runs)
+        base = run_ours(a.baseline, path, qfile, a.threads, a.runs)[0] if a.baseline else None
         tt = run_torch(path, a.threads, a.runs)
-        print(f"| {n} x {DIM} f32 ({nbytes / 1e6:.0f} MB) | {floor:.1f} | {tt:.1f} | "
-              f"{wall:.1f} | {search:.1f} | {wall / floor:.2f}x |", flush=True)
+        print(f"| {n} x {DIM} f32 ({nbytes / 1e6:.0f} MB) | {floor:.1f} | {fresh:.1f} | "
+              f"{tt:.1f} | {wall:.1f} | {search:.1f} | {wall / floor:.2f}x | "
+              f"{wall / fresh:.2f}x |" + (f" {base:.1f} |" if base is not None else ""),
+              flush=True)
 
 
 if __name__ == "__main__":

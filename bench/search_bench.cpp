@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "embedscope/core/blas.h"
+#include "embedscope/core/embedding_table.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/search/hnsw_index.h"
 #include "embedscope/search/searcher.h"
@@ -302,6 +303,52 @@ void BM_Batch(benchmark::State& st) {
   st.SetLabel(std::string(simd::active_target()) + " threads=" + std::to_string(threads));
 }
 BENCHMARK(BM_Batch)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// The first scan's per-block kernels, one thread, over 256-row blocks of a 300-wide table:
+// Arg 0 = 256 rows (one block, L2-resident), Arg 1 = 800k rows (960 MB, from memory).
+//   norms_then_dots: what a first scan did before dot_rows_sumsq (core's sum_of_squares per
+//                    row, then dot_rows over the block from cache);
+//   dots_sumsq:      the fused kernel; dots: a later scan (norms known);
+//   read:            sum_rows_f32, the same loads with no arithmetic (the read's own pace).
+enum class FirstScan { kNormsThenDots, kDotsSumSq, kDots, kRead };
+void BM_FirstScanBlock(benchmark::State& st, FirstScan how) {
+  const size_t dim = 300, n = st.range(0) ? 800'000 : 256, kBlock = 256;
+  static std::vector<float> rows;  // shared by the cases: built once per size
+  static size_t built = 0;
+  if (built != n) {
+    std::mt19937 g(3);
+    std::normal_distribution<float> nd;
+    rows.resize(n * dim);
+    for (float& x : rows) x = nd(g);
+    built = n;
+  }
+  std::vector<float> q(rows.begin(), rows.begin() + dim), dots(kBlock);
+  std::vector<double> sums(kBlock);
+  for (auto _ : st) {
+    for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+      const size_t m = std::min(kBlock, n - i0);
+      const auto* p = reinterpret_cast<const std::byte*>(rows.data() + i0 * dim);
+      if (how == FirstScan::kRead) {
+        simd::sum_rows_f32(rows.data() + i0 * dim, m, dim, dots.data());
+      } else if (how == FirstScan::kDotsSumSq) {
+        simd::dot_rows_sumsq(p, DType::kF32, m, dim, q.data(), dots.data(), sums.data());
+      } else {
+        if (how == FirstScan::kNormsThenDots)
+          for (size_t r = 0; r < m; ++r)
+            sums[r] = sum_of_squares(rows.data() + (i0 + r) * dim, dim);
+        simd::dot_rows(p, DType::kF32, m, dim, q.data(), dots.data());
+      }
+      benchmark::DoNotOptimize(dots.data());
+      benchmark::DoNotOptimize(sums.data());
+    }
+  }
+  st.SetBytesProcessed(int64_t(st.iterations()) * int64_t(n * dim * 4));
+  st.SetLabel(simd::active_target());
+}
+BENCHMARK_CAPTURE(BM_FirstScanBlock, norms_then_dots, FirstScan::kNormsThenDots)->Arg(0)->Arg(1);
+BENCHMARK_CAPTURE(BM_FirstScanBlock, dots_sumsq, FirstScan::kDotsSumSq)->Arg(0)->Arg(1);
+BENCHMARK_CAPTURE(BM_FirstScanBlock, dots, FirstScan::kDots)->Arg(0)->Arg(1);
+BENCHMARK_CAPTURE(BM_FirstScanBlock, read, FirstScan::kRead)->Arg(0)->Arg(1);
 
 }  // namespace
 
