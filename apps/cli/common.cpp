@@ -89,6 +89,10 @@ ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer,
   options.progress = stderr_progress();
   ModelHandlePtr h = ModelHandle::open(ref, options);
   end_stderr_progress(true);
+  // Kept until exit: freeing a model's lazily built copies (norms, normalised rows, an index)
+  // then happens after a detached child has handed its answer to the caller (core/detach.h).
+  static std::vector<ModelHandlePtr> kept;
+  kept.push_back(h);
   return h;
 }
 

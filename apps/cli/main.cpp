@@ -1,11 +1,14 @@
 // embedscope: the command-line front end. Every subcommand is a thin file cmd_*.cpp.
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "command.h"
 #include "common.h"
 #include "embedscope/core/detach.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/log.h"
+#include "embedscope/dist/job.h"
 #include "embedscope/dist/launch.h"
 
 namespace embedscope::cli {
@@ -19,13 +22,21 @@ int main_impl(int argc, char** argv) {
   set_log_sink([](LogLevel level, const std::string& m) {
     if (level == LogLevel::kWarning) std::fprintf(stderr, "warning: %s\n", m.c_str());
   });
-  CLI::App app{std::string(api::command_doc("embedscope")->summary), "embedscope"};
+  // Static: the parser, its bound options and the runners are freed at exit, after a detached
+  // child has handed its answer to the caller (core/detach.h), not before.
+  static CLI::App app{std::string(api::command_doc("embedscope")->summary), "embedscope"};
+  static std::vector<std::pair<CLI::App*, Runner>> runners;
   app.require_subcommand(1);
-  app.set_version_flag("--version", "embedscope 0.1.0");
-  std::vector<std::pair<CLI::App*, Runner>> runners;
+  app.set_version_flag(
+      "--version", dist::built_with_mpi() ? "embedscope 0.1.0 (MPI build)" : "embedscope 0.1.0");
+  // `embedscope CMD ...` sets up CMD's flags alone (CLI11 builds an option in ~1 us, and all
+  // commands have hundreds); anything else (--help, a misspelt command) gets every command.
+  const std::string_view named = argc > 1 ? argv[1] : "";
+  const bool one = std::any_of(registry().begin(), registry().end(),
+                               [&](const CommandSpec& c) { return c.name == named; });
   for (const api::CommandDoc& doc : api::kCommandDocs)  // in the docs' order
     for (auto& spec : registry())
-      if (spec.name == doc.name) {
+      if (spec.name == doc.name && (!one || spec.name == named)) {
         CLI::App* sub = add_command(app, spec.name);
         runners.emplace_back(sub, spec.setup(*sub));
       }
@@ -56,6 +67,7 @@ int main_impl(int argc, char** argv) {
 }  // namespace embedscope::cli
 
 int main(int argc, char** argv) {
+  embedscope::dist::exec_mpi_build(argv);  // one of several MPI processes: become embedscope-mpi
   return embedscope::run_detached([&] { return embedscope::cli::main_impl(argc, argv); },
                                   embedscope::dist::may_detach(argc, argv));
 }

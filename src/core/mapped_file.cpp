@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -34,7 +35,10 @@ std::map<uintptr_t, size_t>& live_maps() {
 
 }  // namespace
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+namespace {
+
+// An open descriptor of a regular file, and its size; throws open()'s errors.
+int open_regular(const std::string& path, size_t* size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -51,9 +55,38 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     ::close(fd);
     throw Error(ErrorCode::kIo, path + ": not a regular file");
   }
+  *size = size_t(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+std::string MappedFile::read_head(const std::string& path, size_t n) {
+  size_t size = 0;
+  const int fd = open_regular(path, &size);
+  std::string head(std::min(n, size), '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t r = ::pread(fd, head.data() + got, head.size() - got, off_t(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int e = r < 0 ? errno : 0;
+      ::close(fd);
+      throw Error(ErrorCode::kIo, path + ": cannot read its first " + std::to_string(head.size()) +
+                                      " bytes: " + (e ? std::strerror(e) : "the file shrank"));
+    }
+    got += size_t(r);
+  }
+  ::close(fd);
+  return head;
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+  size_t size = 0;
+  const int fd = open_regular(path, &size);
   std::shared_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
-  f->size_ = size_t(st.st_size);
+  f->size_ = size;
   if (f->size_ > 0) {
     void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {

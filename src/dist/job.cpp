@@ -1,7 +1,15 @@
 #include "embedscope/dist/job.h"
 
+#include <unistd.h>
+
+#include <climits>
+#include <string>
+
 #include "embedscope/core/error.h"
 #include "embedscope/dist/launch.h"
+#ifndef ES_HAVE_MPI
+#define ES_HAVE_MPI 0
+#endif
 #if ES_HAVE_MPI
 #include "embedscope/dist/mpi_job.h"
 #endif
@@ -13,6 +21,37 @@ namespace {
 int exit_code_of(const std::exception& e) { return exit_code(e); }  // one overload, by name
 }  // namespace
 #endif
+
+namespace {
+
+// This executable's path + "-mpi" ("" if /proc/self/exe cannot be read).
+std::string twin_path() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  return n > 0 ? std::string(self, size_t(n)) + "-mpi" : std::string();
+}
+
+[[maybe_unused]] std::string missing_message() {
+#if ES_MPI_TWIN
+  return "started as one of " + std::to_string(launched_process_count()) + " MPI processes, but " +
+         twin_path() +
+         " (the MPI build of this program, which runs its MPI jobs) is missing or cannot run: "
+         "build it (cmake --build --preset release) or keep it next to this executable";
+#else
+  return mpi_missing_message();
+#endif
+}
+
+}  // namespace
+
+bool built_with_mpi() { return ES_HAVE_MPI != 0; }
+
+void exec_mpi_build(char** argv) {
+  if (ES_HAVE_MPI || launched_process_count() <= 1) return;
+  const std::string twin = twin_path();
+  if (twin.empty() || ::access(twin.c_str(), X_OK) != 0) return;
+  ::execv(twin.c_str(), argv);  // returns only on failure: the command then says what is missing
+}
 
 std::optional<api::TrainSummary> train(const api::TrainRequest& r, ProgressFn progress) {
   if (launched_process_count() <= 1) return api::train(r, {}, std::move(progress));
@@ -30,7 +69,7 @@ std::optional<api::TrainSummary> train(const api::TrainRequest& r, ProgressFn pr
       mpi, [&] { return (s = api::train(r, job, progress)), 0; }, exit_code_of);
   return s;
 #else
-  throw Error(ErrorCode::kUnsupported, mpi_missing_message());
+  throw Error(ErrorCode::kUnsupported, missing_message());
 #endif
 }
 
@@ -51,7 +90,7 @@ std::optional<api::NeighborsResult> neighbors(const ModelHandle& h, api::Neighbo
   return res;
 #else
   (void)h;
-  throw Error(ErrorCode::kUnsupported, mpi_missing_message());
+  throw Error(ErrorCode::kUnsupported, missing_message());
 #endif
 }
 

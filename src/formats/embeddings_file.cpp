@@ -106,8 +106,8 @@ namespace {
 // Its word vectors are sums over subword buckets, not rows of one matrix, so we say what the
 // file is and how to get the .vec that fastText writes, rather than "unrecognised".
 void fasttext_bin_check(const std::string& path) {
-  auto file = MappedFile::open(path);
-  auto b = file->bytes();
+  const std::string head = MappedFile::read_head(path, 8);
+  auto b = std::as_bytes(std::span(head));
   if (b.size() < 8) return;
   uint32_t magic = 0, version = 0;
   std::memcpy(&magic, b.data(), 4);
@@ -124,8 +124,8 @@ void fasttext_bin_check(const std::string& path) {
 }  // namespace
 
 FileFormat detect_format(const std::string& path) {
-  auto file = MappedFile::open(path);
-  auto b = file->bytes().first(std::min<size_t>(file->size(), 4096));
+  const std::string head = MappedFile::read_head(path, 4096);
+  auto b = std::as_bytes(std::span(head));
   auto starts = [&](const char* magic, size_t n) {
     return b.size() >= n && std::memcmp(b.data(), magic, n) == 0;
   };

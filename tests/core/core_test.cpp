@@ -229,6 +229,38 @@ TEST(AtomicFile, UnwritableFolderIsIoError) {
   }
 }
 
+// read_head (how a format is recognised before the file is mapped): the first n bytes, the
+// whole file when it is shorter, and open()'s errors.
+TEST(MappedFile, ReadHeadReadsThePrefixWithOpensErrors) {
+  test::TempDir d;
+  const std::string p = d.file("f.bin");
+  std::string bytes(10000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 7 + 3);
+  test::write_file(p, bytes);
+  EXPECT_EQ(MappedFile::read_head(p, 4096), bytes.substr(0, 4096));
+  EXPECT_EQ(MappedFile::read_head(p, 1 << 20), bytes);
+  EXPECT_EQ(MappedFile::read_head(p, 0), "");
+  test::write_file(d.file("empty"), "");
+  EXPECT_EQ(MappedFile::read_head(d.file("empty"), 4096), "");
+  try {
+    MappedFile::read_head(d.file("missing"), 8);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_NE(std::string(e.what()).find(d.file("missing") + ": cannot open: No such file"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    MappedFile::read_head(d.path(), 8);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find(d.path() + ": not a regular file"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MappedFile, MissingFileIsNotFound) {
   try {
     MappedFile::open("/nonexistent/file.bin");

@@ -8,11 +8,13 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "embedscope/core/embedding_table.h"
 #include "simd/dot_kernels.h"
 #include "simd/u8i8_kernels.h"
+#include "test_util.h"
 
 namespace embedscope {
 namespace {
@@ -240,6 +242,24 @@ TEST(DotKernels, Int8MatchesScalarAtTheOverflowBound) {
     EXPECT_EQ(a, b) << "stride " << stride;
     EXPECT_EQ(int64_t(a[0]), int64_t(stride) * 127 * lim);
   }
+}
+
+// has_u8_i8_kernel asks the CPU itself (CPUID, not libgcc's start-up table): it must say yes
+// exactly where the kernel's instructions exist, as the kernel's /proc/cpuinfo flags list them
+// (Highway's AVX3 set, which the kernel's target attribute needs, plus VNNI).
+TEST(DotKernels, U8I8KernelIsOfferedExactlyWhereTheCpuHasIt) {
+  const std::string info = test::read_file("/proc/cpuinfo");
+  const size_t at = info.find("\nflags");
+  ASSERT_NE(at, std::string::npos);
+  const std::string flags = " " + info.substr(at, info.find('\n', at + 1) - at) + " ";
+  bool all = true;
+  for (const char* f : {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512_vnni"})
+    all = all && flags.find(std::string(" ") + f + " ") != std::string::npos;
+#if defined(__x86_64__)
+  EXPECT_EQ(simd::has_u8_i8_kernel(), all) << flags;
+#else
+  EXPECT_FALSE(simd::has_u8_i8_kernel());
+#endif
 }
 
 TEST(DotKernels, U8I8BlockMatchesScalarForEveryTileShape) {

@@ -23,6 +23,9 @@ class MappedFile {
   // Throws Error(kNotFound) when the file does not exist, Error(kIo) for other failures
   // (including a directory).
   static std::shared_ptr<const MappedFile> open(const std::string& path);
+  // The first min(n, size) bytes of the file, read without mapping it (how a format is
+  // recognised before its reader maps the file once). The same errors as open().
+  static std::string read_head(const std::string& path, size_t n);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

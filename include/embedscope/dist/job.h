@@ -1,9 +1,10 @@
 // A front end's command as its part of the job an MPI launcher started, or alone. The one place
 // that knows whether this process is one of several (launch.h) and, when it is, starts MPI
 // (mpi_job.h), shares the work between the ranks and ends the whole job when one rank fails.
-// Alone, each call is the plain api call. Free of MPI and built with or without it: a build
-// without MPI launched as several processes gets Error(kUnsupported) saying how to enable it
-// (mpi_missing_message()).
+// Alone, each call is the plain api call. Built twice where MPI is found: es_dist (no MPI, for
+// the CLI everyone runs) and es_dist_mpi (for its -mpi twin, which a launched CLI execs:
+// exec_mpi_build). A build without MPI launched as several processes gets Error(kUnsupported)
+// saying how to enable it (mpi_missing_message()).
 //
 //   auto s = dist::train(request, progress);   // every rank trains
 //   if (s) print(*s);                                             // rank 0 (or alone)
@@ -21,6 +22,16 @@
 #include "embedscope/core/progress.h"
 
 namespace embedscope::dist {
+
+// Whether this build runs MPI jobs itself (es_dist_mpi).
+bool built_with_mpi();
+
+// Called first thing by a front end built without MPI: when this process is one of several an
+// MPI launcher started, replaces it with `<this executable>-mpi` and the same arguments (same
+// pid, which the launcher tracks), so that only MPI jobs load MPI's libraries. Returns when
+// there is nothing to do: started alone, built with MPI, or no such file (the command then fails
+// with mpi_missing_message()'s advice).
+void exec_mpi_build(char** argv);
 
 // api::train(). Under MPI every rank trains its share of the corpus and syncs rows through a
 // W2vCollective whose policy is r.mpi_sync, "sum" or "average" (SyncPolicy; anything else is
