@@ -84,6 +84,9 @@ void print_text(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdou
 
 ModelHandlePtr open_handle(const std::string& ref, const std::string& tokenizer, size_t threads) {
   if (threads) set_process_threads(threads);
+  // Start the workers now: a new thread may wait a millisecond or more for its CPU (a halted
+  // virtual CPU wakes slowly), and that wait then overlaps opening the model, not the scan.
+  process_pool();
   HandleOptions options;
   options.tokenizer = tokenizer;
   options.progress = stderr_progress();

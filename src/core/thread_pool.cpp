@@ -1,5 +1,7 @@
 #include "embedscope/core/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <string>
 
@@ -54,10 +56,51 @@ struct ThreadPool::Job {
   std::vector<std::exception_ptr> errors;
 };
 
+namespace {
+
+#ifdef __linux__
+// The CPUs this thread may run on, in order, the calling thread's own first (empty when unknown
+// or only one): worker i starts on entry i % size.
+std::vector<int> placement_order(cpu_set_t* allowed) {
+  CPU_ZERO(allowed);
+  if (::sched_getaffinity(0, sizeof *allowed, allowed) != 0 || CPU_COUNT(allowed) < 2) return {};
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, allowed)) cpus.push_back(c);
+  const auto here = std::find(cpus.begin(), cpus.end(), ::sched_getcpu());
+  if (here != cpus.end()) std::rotate(cpus.begin(), here, cpus.end());
+  return cpus;
+}
+
+// Moves the calling thread to `cpu`, then allows it every CPU of `allowed` again: a starting
+// place, not a pin (the kernel balances it as any thread from there). Best effort.
+void start_on(int cpu, const cpu_set_t& allowed) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (::sched_setaffinity(0, sizeof one, &one) == 0)
+    ::sched_setaffinity(0, sizeof allowed, &allowed);
+}
+#endif
+
+}  // namespace
+
 ThreadPool::ThreadPool(size_t n_threads) {
   if (n_threads == 0) n_threads = process_threads();
   n_threads_ = n_threads;
+#ifdef __linux__
+  cpu_set_t allowed;
+  const std::vector<int> order = placement_order(&allowed);
+  for (size_t i = 1; i < n_threads_; ++i) {
+    const int cpu = order.empty() ? -1 : order[i % order.size()];
+    workers_.emplace_back([this, cpu, allowed] {
+      if (cpu >= 0) start_on(cpu, allowed);
+      worker_loop();
+    });
+  }
+#else
   for (size_t i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+#endif
 }
 
 ThreadPool::~ThreadPool() {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -113,6 +114,37 @@ TEST(ThreadPool, RunsEveryJobOnEveryThreadWhetherWorkersSpinOrSleep) {
     pool.run_on_all([&](size_t t) { ++runs[t]; });
     for (size_t t = 0; t < 3; ++t) ASSERT_EQ(runs[t], job + 1) << "thread " << t;
   }
+}
+
+// Workers start on distinct CPUs but are not pinned (thread_pool.h): each ends up allowed
+// every CPU its creator may use. With a creator allowed one CPU there is no placement to make,
+// and the workers keep that one.
+TEST(ThreadPool, WorkersKeepTheCreatorsCpuMask) {
+  auto mask_of_tasks = [](size_t n) {
+    ThreadPool pool(n);
+    std::vector<cpu_set_t> masks(n);
+    std::atomic<size_t> arrived{0};
+    pool.run_on_all([&](size_t t) {
+      ++arrived;  // every task on its own thread: each waits for all to have started
+      while (arrived.load() < n) std::this_thread::yield();
+      CPU_ZERO(&masks[t]);
+      EXPECT_EQ(sched_getaffinity(0, sizeof masks[t], &masks[t]), 0);
+    });
+    return masks;
+  };
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  for (const cpu_set_t& m : mask_of_tasks(3)) EXPECT_TRUE(CPU_EQUAL(&m, &mine));
+
+  std::thread one_cpu([&] {
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(sched_getcpu(), &only);
+    ASSERT_EQ(sched_setaffinity(0, sizeof only, &only), 0);
+    for (const cpu_set_t& m : mask_of_tasks(2)) EXPECT_TRUE(CPU_EQUAL(&m, &only));
+  });
+  one_cpu.join();
 }
 
 // The process pool serves many callers at once (the server's request threads) and tasks that
