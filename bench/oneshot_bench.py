@@ -17,6 +17,10 @@ once into --dir), with the file warm in the page cache (evicted and read once, s
           matmul, topk(10); the time from load to answer measured inside it (imports excluded:
           python3 + torch import alone take ~1 s), median of --runs.
 
+ours, fresh and the baseline run in turn, once per round, with a pause after each (a detached
+child of ours unmaps its table after its caller has the answer; the next run should not share
+the CPUs with that).
+
 Prints one markdown row per table: figure | floor | fresh | torch | ours (wall, search) |
 ours/floor | ours/fresh; with --baseline CLI, that binary's wall time too (before / after).
 
@@ -91,37 +95,36 @@ def bandwidth(nbytes, threads):
     return nbytes / best
 
 
-def run_fresh(probe, table, threads, runs):
-    walls = []
-    for r in range(runs + 1):
-        t0 = time.perf_counter()
-        p = subprocess.run([probe, table, "--threads", str(threads)], capture_output=True,
-                           text=True)
-        wall = (time.perf_counter() - t0) * 1e3
-        if p.returncode != 0:
-            sys.exit(f"{probe} failed: {p.stderr}")
-        if r:
-            walls.append(wall)
-    return statistics.median(walls)
+def timed(cmd):
+    """Wall ms of one fresh process, and its stderr. Then a pause: a detached child (ours)
+    unmaps its table after the caller has its answer, and the next run must not share the
+    CPUs with that."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = (time.perf_counter() - t0) * 1e3
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed: {p.stderr}")
+    time.sleep(0.1)
+    return wall, p.stderr
 
 
-def run_ours(cli, table, qfile, threads, runs):
-    walls, searches = [], []
-    cmd = [cli, "neighbors", table, "--batch", qfile, "--threads", str(threads), "-k", "10",
-           "--json"]
+def run_interleaved(cmds, runs):
+    """Median wall ms of each command, and of our reported search time, over `runs` rounds
+    that run each command once in turn (so a drift of the machine's pace hits all alike); a
+    first round warms the binaries and their libraries."""
+    walls = {name: [] for name in cmds}
+    searches = []
     for r in range(runs + 1):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        wall = (time.perf_counter() - t0) * 1e3
-        if p.returncode != 0:
-            sys.exit(f"{' '.join(cmd)} failed: {p.stderr}")
-        m = re.search(r"batch: \d+ queries in ([0-9.]+) ms", p.stderr)
-        if r == 0:
-            continue  # the first run warms the binary and its libraries
-        walls.append(wall)
-        if m:
-            searches.append(float(m.group(1)))
-    return statistics.median(walls), (statistics.median(searches) if searches else float("nan"))
+        for name, cmd in cmds.items():
+            wall, err = timed(cmd)
+            if r == 0:
+                continue
+            walls[name].append(wall)
+            m = re.search(r"batch: \d+ queries in ([0-9.]+) ms", err)
+            if name == "ours" and m:
+                searches.append(float(m.group(1)))
+    med = {name: statistics.median(w) for name, w in walls.items()}
+    return med, (statistics.median(searches) if searches else float("nan"))
 
 
 def run_torch(table, threads, runs):
@@ -162,9 +165,13 @@ def main():
         warm(path)
         nbytes = n * DIM * 4
         floor = nbytes / bandwidth(nbytes, a.threads) * 1e3
-        fresh = run_fresh(probe, path, a.threads, a.runs)
-        wall, search = run_ours(a.cli, path, qfile, a.threads, a.runs)
-        base = run_ours(a.baseline, path, qfile, a.threads, a.runs)[0] if a.baseline else None
+        query = ["neighbors", path, "--batch", qfile, "--threads", str(a.threads), "-k", "10",
+                 "--json"]
+        cmds = {"fresh": [probe, path, "--threads", str(a.threads)], "ours": [a.cli] + query}
+        if a.baseline:
+            cmds["baseline"] = [a.baseline] + query
+        med, search = run_interleaved(cmds, a.runs)
+        fresh, wall, base = med["fresh"], med["ours"], med.get("baseline")
         tt = run_torch(path, a.threads, a.runs)
         print(f"| {n} x {DIM} f32 ({nbytes / 1e6:.0f} MB) | {floor:.1f} | {fresh:.1f} | "
               f"{tt:.1f} | {wall:.1f} | {search:.1f} | {wall / floor:.2f}x | "
