@@ -3,7 +3,8 @@
 # (50257 x 768 F32 wte + 12 transformer layers, ~500 MB) as safetensors and as pytorch_model.bin,
 # and `embedscope info` on the 50257 x 768 matrix alone, timed from process start to exit with
 # hyperfine (files in page cache after the warmup runs), next to Python's numpy.load and
-# torch.load of the same matrix in the same run. Peak RSS from /usr/bin/time -v.
+# torch.load of the same matrix in the same run. Peak RSS: the largest of the command's
+# processes (rss() below).
 # Targets (issue 3 / 2): < 30 ms safetensors folder, < 60 ms .bin, < 20 ms plain safetensors file.
 #
 #   bench/bench_info.sh [BUILD_DIR [DATA_DIR]]   # default build-release; prints a RESULTS.md block
@@ -42,7 +43,27 @@ hyperfine -N --warmup 3 --runs 20 --export-json "$work/h.json" \
   -n "python3 numpy.load(wte.npy)" "$py -c \"import numpy; numpy.load('$work/wte.npy')\"" \
   -n "python3 torch.load(wte.pt)" "$py -c \"import torch; torch.load('$work/wte.pt')\"" \
   -n "python3 import torch (no load)" "$py -c 'import torch'" >/dev/null
-rss() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F: '/Maximum resident/ {gsub(/ /,"",$2); printf "%.0f", $2/1024}'; }
+# Peak RSS of the command and every process it starts, in MiB. The CLI answers from a forked
+# child that outlives its parent (core/detach.h), so /usr/bin/time, which waits for the parent
+# alone, would report the parent's few MiB: this harness becomes a child subreaper (the orphaned
+# child is re-parented to it) and takes the largest ru_maxrss of all it reaps.
+rss() {
+  $py - "$@" <<'PY'
+import ctypes, os, subprocess, sys
+PR_SET_CHILD_SUBREAPER = 36
+if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed")
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+peak = 0
+while True:
+    try:
+        _, _, ru = os.wait4(-1, 0)
+    except ChildProcessError:
+        break
+    peak = max(peak, ru.ru_maxrss)
+print(f"{peak / 1024:.0f}", end="")
+PY
+}
 declare -A peak
 peak["embedscope info --model <safetensors folder>"]=$(rss "$cli" info --model "$work/st")
 peak["embedscope info --model <pytorch_model.bin folder>"]=$(rss "$cli" info --model "$work/bin")
