@@ -50,11 +50,15 @@ std::string read_small_file(const std::string& path, size_t max_bytes) {
   return std::string(reinterpret_cast<const char*>(f->data()), f->size());
 }
 
-std::string beside_executable(const std::string& name) {
+std::string executable_path() {
   char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return name;
-  std::string self(buf, size_t(n));
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+  return n > 0 && size_t(n) < sizeof buf ? std::string(buf, size_t(n)) : std::string();
+}
+
+std::string beside_executable(const std::string& name) {
+  const std::string self = executable_path();
+  if (self.empty()) return name;
   const size_t slash = self.rfind('/');
   return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/" + name;
 }

@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
-#include <climits>
 #include <string>
 
 #include "embedscope/core/error.h"
+#include "embedscope/core/paths.h"
 #include "embedscope/dist/launch.h"
 #ifndef ES_HAVE_MPI
 #define ES_HAVE_MPI 0
@@ -24,11 +24,10 @@ int exit_code_of(const std::exception& e) { return exit_code(e); }  // one overl
 
 namespace {
 
-// This executable's path + "-mpi" ("" if /proc/self/exe cannot be read).
+// This executable's path + "-mpi" ("" if it cannot be read).
 std::string twin_path() {
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  return n > 0 ? std::string(self, size_t(n)) + "-mpi" : std::string();
+  const std::string self = executable_path();
+  return self.empty() ? self : self + "-mpi";
 }
 
 [[maybe_unused]] std::string missing_message() {

@@ -16,6 +16,7 @@
 #include "embedscope/core/embedding_table.h"
 #include "embedscope/core/error.h"
 #include "embedscope/core/mapped_file.h"
+#include "embedscope/core/paths.h"
 #include "embedscope/core/thread_pool.h"
 #include "embedscope/core/vocabulary.h"
 #include "test_util.h"
@@ -291,6 +292,14 @@ TEST(MappedFile, ReadHeadReadsThePrefixWithOpensErrors) {
     EXPECT_NE(std::string(e.what()).find(d.path() + ": not a regular file"), std::string::npos)
         << e.what();
   }
+}
+
+// The CLI finds embedscope-serve and its -mpi twin beside itself through these.
+TEST(Paths, ExecutablePathIsThisTestBinary) {
+  const std::string self = executable_path();
+  EXPECT_EQ(std::filesystem::path(self).filename(), "core_test") << self;
+  EXPECT_TRUE(std::filesystem::equivalent(self, "/proc/self/exe")) << self;
+  EXPECT_EQ(beside_executable("x"), std::filesystem::path(self).parent_path().string() + "/x");
 }
 
 TEST(MappedFile, MissingFileIsNotFound) {
