@@ -29,8 +29,8 @@ int main_impl(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag(
       "--version", dist::built_with_mpi() ? "embedscope 0.1.0 (MPI build)" : "embedscope 0.1.0");
-  // `embedscope CMD ...` sets up CMD's flags alone (CLI11 builds an option in ~1 us, and all
-  // commands have hundreds); anything else (--help, a misspelt command) gets every command.
+  // `embedscope CMD ...` sets up CMD's flags alone (every command's options together are
+  // hundreds, each built and freed); anything else (--help, a misspelt command) gets them all.
   const std::string_view named = argc > 1 ? argv[1] : "";
   const bool one = std::any_of(registry().begin(), registry().end(),
                                [&](const CommandSpec& c) { return c.name == named; });

@@ -24,7 +24,7 @@ class TopK {
   // A copy keeps the reservation (a std::vector copy does not): `std::vector<TopK>(T, TopK(k))`
   // reserves every heap in the caller's thread, and a pool worker then never allocates inside a
   // scan. A worker's first malloc creates its glibc arena, an mmap that waits for the mmap lock
-  // while another thread populates the table's pages (measured: up to 2 ms of a 100k-row scan).
+  // while another thread populates the table's pages.
   TopK(const TopK& o) : k_(o.k_), thr_(o.thr_) {
     heap_.reserve(o.heap_.capacity());
     heap_.assign(o.heap_.begin(), o.heap_.end());

@@ -70,7 +70,7 @@ ES_VNNI void block_vnni(const uint8_t* q, size_t n_queries, const int8_t* rows, 
 }  // namespace
 
 // Not __builtin_cpu_supports: it links libgcc's __cpu_indicator_init, a constructor that runs
-// ~20 CPUID instructions in every process (each a hypervisor exit in a VM, 3.5 us on ours),
+// ~20 CPUID instructions in every process (each a hypervisor exit in a VM),
 // where this asks once, when the kernel is first needed.
 bool has_u8_i8_kernel() {
   static const bool ok = [] {

@@ -31,10 +31,10 @@
 //
 // Workers start on distinct CPUs: worker i moves itself once to the i-th CPU after its
 // creator's (in the creator's affinity mask, wrapping), then allows every CPU of the mask again,
-// a starting place and not a pin. Left to itself, the kernel's placement of a new thread
-// (guided by load averages that lag by tens of ms) put the worker of a 2-thread one-shot search
-// on its creator's busy CPU in about a third of runs on a 2-core VM, where both ran at one
-// thread's pace until the load balancer moved one, 2-6 ms later.
+// a starting place and not a pin. Left to itself, the kernel places a new thread by load
+// averages that lag by tens of ms, and may put it on its creator's busy CPU: both then run at
+// one thread's pace until the load balancer moves one, milliseconds later, which is the whole
+// of a one-shot search.
 //
 //   set_process_threads(2);                          // once, at start-up (optional)
 //   process_pool().parallel_for(n_rows, [&](size_t begin, size_t end, size_t task) { ... });
